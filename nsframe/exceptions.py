@@ -1,0 +1,396 @@
+"""Every exception nsframe raises, on the client and in the server.
+
+```
+NsframeError                      base: `except nsframe.NsframeError` catches everything we raise
+├── TransportError                could not talk to the server
+│   └── RequestTimeoutError
+├── ResponseDecodeError           2xx, but the body is not what the contract says
+└── APIError                      the server answered 4xx/5xx (or, in the server, will answer)
+    ├── InvalidInputError         400, code 13
+    │   └── SchemaMismatchError   400, code 20
+    ├── UnauthorizedError         401, code 16
+    ├── ForbiddenError            403, code 15
+    ├── NotFoundError             404
+    │   ├── NamespaceNotFoundError    code 1
+    │   ├── TableNotFoundError        code 4
+    │   ├── IndexNotFoundError        code 6
+    │   ├── TagNotFoundError          code 8
+    │   ├── TransactionNotFoundError  code 10
+    │   ├── VersionNotFoundError      code 11
+    │   ├── ColumnNotFoundError       code 12
+    │   └── BranchNotFoundError       code 22
+    ├── UnsupportedError          406, code 0
+    ├── ConflictError             409
+    │   ├── AlreadyExistsError        (NamespaceAlreadyExists 2, TableAlreadyExists 5, ...)
+    │   ├── NamespaceNotEmptyError    code 3
+    │   ├── ConcurrentModificationError code 14
+    │   └── InvalidTableStateError    code 19
+    ├── PayloadTooLargeError      413
+    ├── TooManyRequestsError      429, code 21
+    ├── ServiceUnavailableError   503, code 17
+    └── ServerError               500, code 18
+```
+
+The server renders these classes into the error body of the contract, and the client maps
+error bodies back onto them, so the two sides share one table and cannot drift apart.
+This module imports nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "APIError",
+    "AlreadyExistsError",
+    "BranchNotFoundError",
+    "ColumnNotFoundError",
+    "ConcurrentModificationError",
+    "ConflictError",
+    "ForbiddenError",
+    "IndexNotFoundError",
+    "InvalidInputError",
+    "InvalidTableStateError",
+    "NamespaceAlreadyExistsError",
+    "NamespaceNotEmptyError",
+    "NamespaceNotFoundError",
+    "NotFoundError",
+    "NsframeError",
+    "PayloadTooLargeError",
+    "RequestTimeoutError",
+    "ResponseDecodeError",
+    "SchemaMismatchError",
+    "ServerError",
+    "ServiceUnavailableError",
+    "TableAlreadyExistsError",
+    "TableNotFoundError",
+    "TagAlreadyExistsError",
+    "TagNotFoundError",
+    "TooManyRequestsError",
+    "TransactionNotFoundError",
+    "TransportError",
+    "UnauthorizedError",
+    "UnsupportedError",
+    "VersionNotFoundError",
+    "BranchAlreadyExistsError",
+    "IndexAlreadyExistsError",
+    "error_class_for",
+]
+
+
+class NsframeError(Exception):
+    """Base class of everything nsframe raises."""
+
+
+class TransportError(NsframeError):
+    """The server could not be reached, or the connection broke mid-request."""
+
+
+class RequestTimeoutError(TransportError):
+    """The server did not answer within the timeout."""
+
+
+class ResponseDecodeError(NsframeError):
+    """The server answered 2xx, but the body is not the JSON or Arrow the contract promises."""
+
+
+# Members of the error body's `type`, keyed by HTTP status (SEED_SPEC.md "Errors").
+ERROR_TYPES: dict[int, tuple[str, str]] = {
+    400: ("/errors/bad-request", "Malformed request"),
+    401: ("/errors/unauthorized-request", "No valid authentication credentials for the operation"),
+    403: ("/errors/forbidden-request", "Not authorized to make this request"),
+    404: ("/errors/not-found-error", "Not found Error"),
+    406: ("/errors/unsupported-operation", "Unsupported operation"),
+    409: ("/errors/conflict", "Conflict"),
+    413: ("/errors/payload-too-large", "Request body too large"),
+    429: ("/errors/too-many-requests", "Too many requests"),
+    500: ("/errors/server-error", "Internal Server Error"),
+    503: ("/errors/service-unavailable", "Slow down"),
+}
+
+
+class APIError(NsframeError):
+    """An error answer of the REST service.
+
+    Attributes mirror the error body: ``status``, ``code`` (the Lance error code),
+    ``type``, ``title``, ``detail`` and ``instance``; ``response`` keeps the raw
+    ``requests.Response`` on the client side (``None`` in the server).
+    """
+
+    status: ClassVar[int] = 500
+    code: ClassVar[int] = 18
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        instance: str | None = None,
+        status: int | None = None,
+        code: int | None = None,
+        type: str | None = None,
+        title: str | None = None,
+        response: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.instance = instance
+        # Instance attributes shadow the class defaults only when the server said otherwise.
+        if status is not None:
+            self.status = status  # type: ignore[misc]
+        if code is not None:
+            self.code = code  # type: ignore[misc]
+        default_type, default_title = ERROR_TYPES.get(self.status, ERROR_TYPES[500])
+        self.type = type or default_type
+        self.title = title or default_title
+        self.response = response
+        self.headers = headers or {}
+
+    def __str__(self) -> str:
+        where = f" ({self.instance})" if self.instance else ""
+        return f"{self.status} {self.title}{where}: {self.detail}"
+
+    def to_body(self) -> dict[str, Any]:
+        """The JSON error body of the contract, plus upstream's ``code`` and ``error``."""
+        return {
+            "type": self.type,
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "instance": self.instance or "",
+            "code": self.code,
+            "error": self.detail,
+        }
+
+
+class InvalidInputError(APIError):
+    """The request is malformed or asks for something impossible (400)."""
+
+    status = 400
+    code = 13
+
+
+class SchemaMismatchError(InvalidInputError):
+    """Inserted data does not match the table's schema (400)."""
+
+    code = 20
+
+
+class UnauthorizedError(APIError):
+    """No valid credentials were sent (401)."""
+
+    status = 401
+    code = 16
+
+
+class ForbiddenError(APIError):
+    """The credentials are valid but may not do this (403)."""
+
+    status = 403
+    code = 15
+
+
+class NotFoundError(APIError):
+    """Something the request names does not exist (404)."""
+
+    status = 404
+    code = 4
+
+
+class NamespaceNotFoundError(NotFoundError):
+    """The namespace does not exist."""
+
+    code = 1
+
+
+class TableNotFoundError(NotFoundError):
+    """The table does not exist."""
+
+    code = 4
+
+
+class IndexNotFoundError(NotFoundError):
+    """The index does not exist."""
+
+    code = 6
+
+
+class TagNotFoundError(NotFoundError):
+    """The tag does not exist."""
+
+    code = 8
+
+
+class TransactionNotFoundError(NotFoundError):
+    """The transaction id is unknown."""
+
+    code = 10
+
+
+class VersionNotFoundError(NotFoundError):
+    """The table version does not exist."""
+
+    code = 11
+
+
+class ColumnNotFoundError(NotFoundError):
+    """A column or field path does not resolve."""
+
+    code = 12
+
+
+class BranchNotFoundError(NotFoundError):
+    """The branch does not exist."""
+
+    code = 22
+
+
+class UnsupportedError(APIError):
+    """The server does not support this operation (406)."""
+
+    status = 406
+    code = 0
+
+
+class ConflictError(APIError):
+    """The request conflicts with the current state (409)."""
+
+    status = 409
+    code = 14
+
+
+class AlreadyExistsError(ConflictError):
+    """The object to create exists already."""
+
+    code = 5
+
+
+class NamespaceAlreadyExistsError(AlreadyExistsError):
+    """The namespace exists already."""
+
+    code = 2
+
+
+class TableAlreadyExistsError(AlreadyExistsError):
+    """The table exists already."""
+
+    code = 5
+
+
+class IndexAlreadyExistsError(AlreadyExistsError):
+    """The index exists already."""
+
+    code = 7
+
+
+class TagAlreadyExistsError(AlreadyExistsError):
+    """The tag exists already."""
+
+    code = 9
+
+
+class BranchAlreadyExistsError(AlreadyExistsError):
+    """The branch exists already."""
+
+    code = 23
+
+
+class NamespaceNotEmptyError(ConflictError):
+    """The namespace still holds tables or namespaces."""
+
+    code = 3
+
+
+class ConcurrentModificationError(ConflictError):
+    """Another writer changed the table at the same time; retry."""
+
+    code = 14
+
+
+class InvalidTableStateError(ConflictError):
+    """The table is in a state that does not allow the operation."""
+
+    code = 19
+
+
+class PayloadTooLargeError(APIError):
+    """The request body is larger than the server accepts (413)."""
+
+    status = 413
+    code = 13
+
+
+class TooManyRequestsError(APIError):
+    """The server throttles this caller (429); retry later."""
+
+    status = 429
+    code = 21
+
+
+class ServiceUnavailableError(APIError):
+    """The server is overloaded (503); retry after ``Retry-After``."""
+
+    status = 503
+    code = 17
+
+
+class ServerError(APIError):
+    """The server failed unexpectedly (5xx)."""
+
+    status = 500
+    code = 18
+
+
+_BY_CODE: dict[int, type[APIError]] = {
+    0: UnsupportedError,
+    1: NamespaceNotFoundError,
+    2: NamespaceAlreadyExistsError,
+    3: NamespaceNotEmptyError,
+    4: TableNotFoundError,
+    5: TableAlreadyExistsError,
+    6: IndexNotFoundError,
+    7: IndexAlreadyExistsError,
+    8: TagNotFoundError,
+    9: TagAlreadyExistsError,
+    10: TransactionNotFoundError,
+    11: VersionNotFoundError,
+    12: ColumnNotFoundError,
+    13: InvalidInputError,
+    14: ConcurrentModificationError,
+    15: ForbiddenError,
+    16: UnauthorizedError,
+    17: ServiceUnavailableError,
+    18: ServerError,
+    19: InvalidTableStateError,
+    20: SchemaMismatchError,
+    21: TooManyRequestsError,
+    22: BranchNotFoundError,
+    23: BranchAlreadyExistsError,
+}
+
+_BY_STATUS: dict[int, type[APIError]] = {
+    400: InvalidInputError,
+    401: UnauthorizedError,
+    403: ForbiddenError,
+    404: NotFoundError,
+    406: UnsupportedError,
+    409: ConflictError,
+    413: PayloadTooLargeError,
+    429: TooManyRequestsError,
+    503: ServiceUnavailableError,
+}
+
+
+def error_class_for(status: int, code: int | None) -> type[APIError]:
+    """Pick the most specific class for an error answer: the code first, then the status.
+
+    A code whose class disagrees with the HTTP status (a server that maps codes its own
+    way) is ignored, so ``except NotFoundError`` always means a 404.
+    """
+    if code is not None and code in _BY_CODE:
+        cls = _BY_CODE[code]
+        if cls.status == status or (status == 400 and cls is NamespaceNotFoundError):
+            return cls
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
+    return ServerError if status >= 500 else APIError

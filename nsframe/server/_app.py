@@ -1,0 +1,92 @@
+"""The ASGI application: routes of every module, error handlers, middleware."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from nsframe.exceptions import APIError
+from nsframe.server import (
+    _auth,
+    _extended,
+    _indexes,
+    _namespaces,
+    _query,
+    _tables,
+    _versions,
+)
+from nsframe.server._catalog import Catalog
+from nsframe.server._config import ServerConfig
+from nsframe.server._errors import error_response, handle_api_error, handle_unexpected
+
+
+class StripTrailingSlash:
+    """LanceDB clients end every path with '/': route `/v1/x/` as `/v1/x`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path: str = scope["path"]
+            if len(path) > 1 and path.endswith("/"):
+                scope = dict(scope)
+                scope["path"] = path.rstrip("/") or "/"
+                raw = scope.get("raw_path")
+                if raw:
+                    scope["raw_path"] = raw.rstrip(b"/") or b"/"
+        await self.app(scope, receive, send)
+
+
+async def handle_http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        detail = f"{request.method} is not allowed on {request.url.path}."
+    elif exc.status_code == 404:
+        detail = f"There is no operation at {request.url.path}: check the path against the API."
+    else:
+        detail = str(exc.detail)
+    error = APIError(detail, status=exc.status_code, code=0 if exc.status_code == 405 else 13)
+    return error_response(request, error)
+
+
+def create_app(
+    root: str | os.PathLike[str] | None = None, *, config: ServerConfig | None = None,
+    **options: Any,
+) -> ASGIApp:
+    """The REST service over Lance datasets under ``root``.
+
+    Pass either ``root`` (plus `ServerConfig` fields as keyword options) or a ready
+    ``config``.
+    """
+    if config is None:
+        config = ServerConfig(**({"root": root} if root is not None else {}), **options)
+    routes = [
+        *_namespaces.routes,
+        *_tables.routes,
+        *_query.routes,
+        *_indexes.routes,
+        *_versions.routes,
+        *_extended.routes,
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            APIError: handle_api_error,
+            HTTPException: handle_http_exception,
+            Exception: handle_unexpected,
+        },
+    )
+    app.state.config = config
+    app.state.catalogs = {"": Catalog(config.root)}
+    for name, path in config.databases.items():
+        app.state.catalogs[name] = Catalog(path)
+    app.state.max_json_bytes = config.max_json_bytes
+    app.state.max_arrow_bytes = config.max_arrow_bytes
+    return StripTrailingSlash(_auth.wrap(app, config))

@@ -1,0 +1,82 @@
+"""`serve_in_thread`: the real server on a loopback port, in a background thread."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+
+from nsframe.server._app import create_app
+from nsframe.server._config import ServerConfig
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    """Where a server started by `serve_in_thread` listens."""
+
+    url: str
+    host: str
+    port: int
+    config: ServerConfig
+
+    def __str__(self) -> str:
+        return self.url
+
+
+@contextmanager
+def serve_in_thread(
+    root: str | os.PathLike[str] | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    config: ServerConfig | None = None,
+    log_level: str = "warning",
+    startup_timeout: float = 30.0,
+    **options: Any,
+) -> Iterator[RunningServer]:
+    """Run the REST service in a daemon thread for the duration of the ``with`` block.
+
+    ``port=0`` takes an ephemeral port; the socket is bound before the server starts,
+    so the URL is known at once. Used alike by tests, notebooks and ``connect()``.
+
+    Example:
+        >>> with serve_in_thread("/tmp/data") as server:
+        ...     print(server.url)
+    """
+    if config is None:
+        config = ServerConfig(**({"root": root} if root is not None else {}), **options)
+    app = create_app(config=config)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound_port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False)
+    )
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="nsframe-server"
+    )
+    thread.start()
+    deadline = time.monotonic() + startup_timeout
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("The nsframe server thread stopped during start-up; see its log.")
+        if time.monotonic() > deadline:
+            server.should_exit = True
+            raise RuntimeError(f"The nsframe server did not start within {startup_timeout}s.")
+        time.sleep(0.01)
+    url_host = f"[{host}]" if ":" in host else host
+    try:
+        yield RunningServer(f"http://{url_host}:{bound_port}", host, bound_port, config)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

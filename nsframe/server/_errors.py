@@ -1,0 +1,112 @@
+"""Errors in the server: Lance exceptions mapped to the contract, rendered as its JSON body.
+
+Every failure leaves as the error body of `../shared/spec/README.md`: never a stack
+trace, never a server file path.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from nsframe.exceptions import (
+    APIError,
+    BranchAlreadyExistsError,
+    BranchNotFoundError,
+    ConcurrentModificationError,
+    InvalidInputError,
+    SchemaMismatchError,
+    ServerError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
+)
+
+log = logging.getLogger("nsframe.server")
+
+# ", /home/runner/work/lance/lance/rust/...rs:12:34" and any other absolute path.
+_RUST_LOCATION = re.compile(r",?\s*(location:\s*)?/\S+?\.rs:\d+:\d+")
+_ABS_PATH = re.compile(r"(?:file://)?(?<![\w.])/(?:[^\s,:'\"]+/)+[^\s,:'\"]*")
+_PY_TRACEBACK = re.compile(r"Detail: Python exception: Traceback.*", re.S)
+
+
+def scrub(message: str) -> str:
+    """Remove file paths and source locations from a message meant for a client."""
+    message = _PY_TRACEBACK.sub("", message)
+    message = _RUST_LOCATION.sub("", message)
+    message = _ABS_PATH.sub("<path>", message)
+    return message.strip().rstrip(",").strip()
+
+
+def translate(exc: BaseException) -> APIError:
+    """The contract's error for an exception raised by Lance or pyarrow."""
+    if isinstance(exc, APIError):
+        return exc
+    text = str(exc)
+    lowered = text.lower()
+    detail = scrub(text)
+    if "ref not found" in lowered or "does not exist" in lowered and "tag" in lowered:
+        if "branch" in lowered:
+            return BranchNotFoundError(detail)
+        return TagNotFoundError(detail)
+    if "ref conflict" in lowered or "already exists" in lowered:
+        if "branch" in lowered:
+            return BranchAlreadyExistsError(detail)
+        if "tag" in lowered:
+            return TagAlreadyExistsError(detail)
+    if "conflict" in lowered and ("commit" in lowered or "transaction" in lowered):
+        return ConcurrentModificationError(
+            f"Another write to this table committed first ({detail}): retry the request."
+        )
+    if "different schema" in lowered or "schema error" in lowered or "schema mismatch" in lowered:
+        return SchemaMismatchError(detail)
+    if (
+        "invalid user input" in lowered
+        or "sql parser error" in lowered
+        or "error parsing" in lowered
+        or "no field named" in lowered
+        or "not found in schema" in lowered
+        or "invalid input" in lowered
+        or isinstance(exc, (ValueError, TypeError))
+    ):
+        return InvalidInputError(detail)
+    log.error("unexpected error", exc_info=exc)
+    return ServerError("The server failed unexpectedly; the failure is in its log.")
+
+
+@contextmanager
+def lance_errors(context: str = "") -> Iterator[None]:
+    """Translate Lance/pyarrow errors raised inside the block into contract errors."""
+    try:
+        yield
+    except APIError:
+        raise
+    except Exception as exc:
+        error = translate(exc)
+        if context and not isinstance(error, ServerError):
+            error.detail = f"{context}: {error.detail}"
+            error.args = (error.detail,)
+        raise error from exc
+
+
+def error_response(request: Request, error: APIError) -> Response:
+    body = error.to_body()
+    body["instance"] = request.url.path
+    headers = dict(error.headers)
+    return JSONResponse(body, status_code=error.status, headers=headers)
+
+
+async def handle_api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, APIError)
+    return error_response(request, exc)
+
+
+async def handle_unexpected(request: Request, exc: Exception) -> Response:
+    # Only errors from Lance calls are translated (inside `lance_errors`); anything else
+    # reaching here is our own bug, so it is a 500 whatever its class.
+    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(request, ServerError("The server failed unexpectedly; see its log."))

@@ -1,0 +1,109 @@
+"""The glue between Starlette and our handlers.
+
+Handlers are plain synchronous functions taking a `Call` (the parsed request) and
+returning a JSON-able dict, or a Response. They run in a worker thread, because Lance
+calls block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio.to_thread
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from nsframe._spec import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
+from nsframe.exceptions import InvalidInputError
+from nsframe.server._catalog import Catalog
+from nsframe.server._ids import check_body_id, get_delimiter, parse_id
+from nsframe.server._request import read_json
+
+Handler = Callable[["Call"], Any]
+
+
+@dataclass
+class Call:
+    """One request, parsed: what every handler needs."""
+
+    request: Request
+    catalog: Catalog
+    delimiter: str
+    id: list[str]
+    body: dict[str, Any]
+    params: QueryParams
+    context: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.delimiter.join(self.id) if self.id else self.delimiter
+
+
+def catalog_for(request: Request) -> Catalog:
+    """The catalog of the database this request addresses (see `_auth`)."""
+    catalog = request.scope.get("nsframe.catalog")
+    if catalog is None:
+        catalog = request.app.state.catalogs[""]
+    assert isinstance(catalog, Catalog)
+    return catalog
+
+
+def request_context(request: Request, body: dict[str, Any]) -> dict[str, str]:
+    """`context` entries: body first, then `x-lance-ctx-*`, then `x-service-ctx-*` headers."""
+    context: dict[str, str] = {}
+    raw = body.get("context")
+    if raw is not None:
+        if not isinstance(raw, dict):
+            raise InvalidInputError("The member 'context' must be a JSON object of strings.")
+        context.update({str(k): str(v) for k, v in raw.items()})
+    for prefix in (LEGACY_CONTEXT_HEADER_PREFIX, CONTEXT_HEADER_PREFIX):
+        for name, value in request.headers.items():
+            if name.startswith(prefix) and len(name) > len(prefix):
+                context[name[len(prefix):]] = value
+    return context
+
+
+def endpoint(handler: Handler, *, json_body: bool = True, has_id: bool = True,
+             in_thread: bool = True) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap ``handler`` as a Starlette endpoint.
+
+    ``json_body=False`` leaves the body unread (Arrow streams are read by the handler).
+    """
+
+    async def run(request: Request) -> Response:
+        delimiter = get_delimiter(request.query_params)
+        ident = parse_id(request.path_params["id"], delimiter) if has_id else []
+        body = await read_json(request) if json_body else {}
+        if json_body:
+            check_body_id(body, ident, delimiter)
+        call = Call(
+            request=request,
+            catalog=catalog_for(request),
+            delimiter=delimiter,
+            id=ident,
+            body=body,
+            params=request.query_params,
+            context=request_context(request, body),
+        )
+        request.scope["nsframe.context"] = call.context
+        result = await anyio.to_thread.run_sync(handler, call) if in_thread else handler(call)
+        if isinstance(result, Response):
+            return result
+        return JSONResponse(result)
+
+    run.__name__ = handler.__name__
+    run.__doc__ = handler.__doc__
+    return run
+
+
+def route(template: str, handler: Handler, methods: tuple[str, ...] = ("POST",),
+          **options: Any) -> Route:
+    """A Starlette route for a `_spec` template; ``{id}`` matches any text, slashes too,
+    so that a bad name gets our 400 rather than the router's 404."""
+    path = template.replace("{id}", "{id:path}")
+    return Route(path, endpoint(handler, **options), methods=list(methods),
+                 name=handler.__name__)

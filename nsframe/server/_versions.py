@@ -1,0 +1,7 @@
+"""(Placeholder: routes arrive with their issue.)"""
+
+from __future__ import annotations
+
+from starlette.routing import Route
+
+routes: list[Route] = []
