@@ -43,11 +43,13 @@ from typing import Any, ClassVar
 __all__ = [
     "APIError",
     "AlreadyExistsError",
+    "BranchAlreadyExistsError",
     "BranchNotFoundError",
     "ColumnNotFoundError",
     "ConcurrentModificationError",
     "ConflictError",
     "ForbiddenError",
+    "IndexAlreadyExistsError",
     "IndexNotFoundError",
     "InvalidInputError",
     "InvalidTableStateError",
@@ -72,8 +74,6 @@ __all__ = [
     "UnauthorizedError",
     "UnsupportedError",
     "VersionNotFoundError",
-    "BranchAlreadyExistsError",
-    "IndexAlreadyExistsError",
     "error_class_for",
 ]
 

@@ -24,6 +24,7 @@ from nsframe.server import (
 from nsframe.server._catalog import Catalog
 from nsframe.server._config import ServerConfig
 from nsframe.server._errors import error_response, handle_api_error, handle_unexpected
+from nsframe.server._transactions import TransactionLog
 
 
 class StripTrailingSlash:
@@ -66,7 +67,7 @@ def create_app(
     ``config``.
     """
     if config is None:
-        config = ServerConfig(**({"root": root} if root is not None else {}), **options)
+        config = ServerConfig.build(root, **options)
     routes = [
         *_namespaces.routes,
         *_tables.routes,
@@ -87,6 +88,7 @@ def create_app(
     app.state.catalogs = {"": Catalog(config.root)}
     for name, path in config.databases.items():
         app.state.catalogs[name] = Catalog(path)
+    app.state.transactions = TransactionLog()
     app.state.max_json_bytes = config.max_json_bytes
     app.state.max_arrow_bytes = config.max_arrow_bytes
     return StripTrailingSlash(_auth.wrap(app, config))

@@ -38,7 +38,7 @@ class BodyFile(io.RawIOBase):
     def _fill(self) -> None:
         while not self._buffer and not self._eof:
             try:
-                chunk = anyio.from_thread.run(self._chunks.__anext__)
+                chunk: bytes = anyio.from_thread.run(self._next_chunk)
             except StopAsyncIteration:
                 self._eof = True
                 return
@@ -49,6 +49,9 @@ class BodyFile(io.RawIOBase):
                     "for inserts: send the data in several requests."
                 )
             self._buffer += chunk
+
+    async def _next_chunk(self) -> bytes:
+        return await self._chunks.__anext__()
 
     def readinto(self, target: Any) -> int:
         self._fill()
@@ -66,7 +69,7 @@ class StreamReader:
     """
 
     def __init__(self, body: io.RawIOBase) -> None:
-        self._file = io.BufferedReader(body, buffer_size=READ_BUFFER_BYTES)  # type: ignore[arg-type]
+        self._file = io.BufferedReader(body, buffer_size=READ_BUFFER_BYTES)
         try:
             self._reader = pa.ipc.open_stream(self._file)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, EOFError) as exc:
@@ -136,9 +139,7 @@ def check_insert_schema(incoming: pa.Schema, table: pa.Schema, label: str) -> No
             continue
         expected = table.field(field.name)
         if not field.type.equals(expected.type):
-            problems.append(
-                f"column {field.name!r} is {field.type}, the table has {expected.type}"
-            )
+            problems.append(f"column {field.name!r} is {field.type}, the table has {expected.type}")
     for expected in table:
         if expected.name not in incoming.names and not expected.nullable:
             problems.append(f"column {expected.name!r} is missing and may not be null")
@@ -146,7 +147,8 @@ def check_insert_schema(incoming: pa.Schema, table: pa.Schema, label: str) -> No
         problems.append("a column name appears twice")
     if problems:
         raise SchemaMismatchError(
-            f"The data does not match the schema of table {label!r}: " + "; ".join(problems)
+            f"The data does not match the schema of table {label!r}: "
+            + "; ".join(problems)
             + ". Cast the columns to the table's types, or insert with mode=overwrite to "
             "replace the table."
         )
@@ -169,19 +171,30 @@ def _field_to_json(field: pa.Field) -> dict[str, Any]:
 
 def _type_to_json(t: pa.DataType) -> dict[str, Any]:
     if pa.types.is_fixed_size_list(t):
-        return {"type": "fixed_size_list", "length": t.list_size,
-                "fields": [_field_to_json(t.value_field)]}
+        return {
+            "type": "fixed_size_list",
+            "length": t.list_size,
+            "fields": [_field_to_json(t.value_field)],
+        }
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         name = "large_list" if pa.types.is_large_list(t) else "list"
         return {"type": name, "fields": [_field_to_json(t.value_field)]}
     if pa.types.is_struct(t):
-        return {"type": "struct", "fields": [_field_to_json(t.field(i)) for i in range(t.num_fields)]}
+        return {
+            "type": "struct",
+            "fields": [_field_to_json(t.field(i)) for i in range(t.num_fields)],
+        }
     if pa.types.is_dictionary(t):
         return _type_to_json(t.value_type)
     if pa.types.is_timestamp(t):
         return {"type": "timestamp"}
-    names = {"string": "utf8", "large_string": "large_utf8", "float": "float32",
-             "double": "float64", "halffloat": "float16"}
+    names = {
+        "string": "utf8",
+        "large_string": "large_utf8",
+        "float": "float32",
+        "double": "float64",
+        "halffloat": "float16",
+    }
     text = str(t)
     return {"type": names.get(text, text.split("[")[0])}
 

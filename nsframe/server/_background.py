@@ -51,7 +51,7 @@ def serve_in_thread(
         ...     print(server.url)
     """
     if config is None:
-        config = ServerConfig(**({"root": root} if root is not None else {}), **options)
+        config = ServerConfig.build(root, **options)
     app = create_app(config=config)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)

@@ -91,7 +91,7 @@ class Catalog:
     def __init__(self, root: str | os.PathLike[str], *, cache_size: int = 128) -> None:
         self.root = root_path_from_uri(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self.session = lance.Session()
+        self.session = lance.Session()  # type: ignore[attr-defined]
         self._cache: OrderedDict[tuple[str, str | None], LanceDataset] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.RLock()
@@ -301,7 +301,9 @@ class Catalog:
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
 
-    def forget(self, ref: TableRef, branch: str | None = None, *, all_branches: bool = True) -> None:
+    def forget(
+        self, ref: TableRef, branch: str | None = None, *, all_branches: bool = True
+    ) -> None:
         with self._lock:
             for key in list(self._cache):
                 if key[0] == ref.uri and (all_branches or key[1] == normalize_branch(branch)):

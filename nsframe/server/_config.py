@@ -32,6 +32,14 @@ class ServerConfig:
     max_json_bytes: int = DEFAULT_MAX_JSON_BYTES
     max_arrow_bytes: int = DEFAULT_MAX_ARROW_BYTES
 
+    @classmethod
+    def build(cls, root: str | os.PathLike[str] | None = None, **options: Any) -> ServerConfig:
+        """A config for ``root`` (default ./nsframe-data) plus any other fields."""
+        config = cls(**options)
+        if root is not None:
+            config.root = root
+        return config
+
     @property
     def root_path(self) -> Path:
         return Path(os.fspath(self.root))

@@ -21,7 +21,8 @@ DEFAULT_JSON_LIMIT = 16 * 1024 * 1024
 
 async def read_json(request: Request, *, limit: int | None = None) -> dict[str, Any]:
     """The JSON object body of ``request``; an empty body is ``{}``."""
-    limit = limit or getattr(request.app.state, "max_json_bytes", DEFAULT_JSON_LIMIT)
+    if limit is None:
+        limit = int(getattr(request.app.state, "max_json_bytes", DEFAULT_JSON_LIMIT))
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLargeError(
@@ -52,8 +53,9 @@ def _typename(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def get_str(body: dict[str, Any], key: str, *, required: bool = False,
-            min_length: int = 0) -> str | None:
+def get_str(
+    body: dict[str, Any], key: str, *, required: bool = False, min_length: int = 0
+) -> str | None:
     value = body.get(key)
     if value is None:
         if required:
@@ -66,8 +68,9 @@ def get_str(body: dict[str, Any], key: str, *, required: bool = False,
     return value
 
 
-def get_int(body: dict[str, Any], key: str, *, required: bool = False,
-            minimum: int | None = 0) -> int | None:
+def get_int(
+    body: dict[str, Any], key: str, *, required: bool = False, minimum: int | None = 0
+) -> int | None:
     value = body.get(key)
     if value is None:
         if required:
@@ -105,7 +108,9 @@ def get_dict(body: dict[str, Any], key: str) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise InvalidInputError(f"The member {key!r} must be a JSON object, got {_typename(value)}.")
+        raise InvalidInputError(
+            f"The member {key!r} must be a JSON object, got {_typename(value)}."
+        )
     return value
 
 
@@ -129,7 +134,9 @@ def query_int(params: Any, key: str, *, minimum: int = 0) -> int | None:
     try:
         value = int(raw)
     except ValueError as exc:
-        raise InvalidInputError(f"The query parameter {key!r} must be an integer, got {raw!r}.") from exc
+        raise InvalidInputError(
+            f"The query parameter {key!r} must be an integer, got {raw!r}."
+        ) from exc
     if value < minimum:
         raise InvalidInputError(f"The query parameter {key!r} must be >= {minimum}, got {value}.")
     return value

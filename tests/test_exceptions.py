@@ -1,0 +1,57 @@
+"""The exception table shared by client and server is complete and consistent."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from nsframe import exceptions as exc
+
+
+def api_error_classes() -> list[type[exc.APIError]]:
+    return [
+        obj for _, obj in inspect.getmembers(exc, inspect.isclass)
+        if issubclass(obj, exc.APIError)
+    ]
+
+
+@pytest.mark.parametrize("code", range(24))
+def test_every_lance_code_maps_to_a_class_with_that_code(code: int) -> None:
+    cls = exc.error_class_for(exc._BY_CODE[code].status, code)
+    assert cls.code == code
+
+
+def test_leaf_codes_are_unique() -> None:
+    leaves = [c for c in api_error_classes() if not c.__subclasses__()]
+    codes = [c.code for c in leaves if c is not exc.PayloadTooLargeError]
+    assert len(codes) == len(set(codes)), sorted(codes)
+
+
+@pytest.mark.parametrize("cls", api_error_classes(), ids=lambda c: c.__name__)
+def test_every_class_renders_the_contract_body(cls: type[exc.APIError]) -> None:
+    body = cls("what to fix", instance="/v1/x").to_body()
+    assert body["status"] == cls.status
+    assert body["type"].startswith("/errors/")
+    assert body["title"]
+    assert body["detail"] == body["error"] == "what to fix"
+    assert body["instance"] == "/v1/x"
+    assert body["code"] == cls.code
+
+
+def test_status_wins_when_code_disagrees() -> None:
+    # A server that sends code 4 (table not found) with a 500 is a server error to us.
+    assert exc.error_class_for(500, 4) is exc.ServerError
+    assert exc.error_class_for(404, None) is exc.NotFoundError
+    assert exc.error_class_for(418, None) is exc.APIError
+    assert exc.error_class_for(502, None) is exc.ServerError
+
+
+def test_drop_namespace_fail_is_a_400_namespace_not_found() -> None:
+    assert exc.error_class_for(400, 1) is exc.NamespaceNotFoundError
+
+
+def test_every_exported_name_is_an_exception() -> None:
+    for name in exc.__all__:
+        obj = getattr(exc, name)
+        assert callable(obj)
