@@ -1,0 +1,280 @@
+"""Versions, restore and transactions over HTTP, with exact rows at every step."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+import pyarrow as pa
+import requests
+from conftest import assert_error, ipc_stream, read_ipc_file
+
+SCHEMA = pa.schema([("id", pa.int64()), ("label", pa.string())])
+UNIVERSE = [*range(1, 10), 100, 101]
+
+
+def rows(ids: list[int]) -> bytes:
+    return ipc_stream({"id": ids, "label": [f"r{i}" for i in ids]}, schema=SCHEMA)
+
+
+def create(http: requests.Session, base_url: str, table: str, ids: list[int]) -> int:
+    resp = http.post(f"{base_url}/v1/table/{table}/create", data=rows(ids),
+                     headers={"Content-Type": "application/vnd.apache.arrow.stream"})
+    assert resp.status_code == 200, resp.text
+    version: int = resp.json()["version"]
+    return version
+
+
+def insert(http: requests.Session, base_url: str, table: str, ids: list[int],
+           branch: str | None = None) -> int:
+    params = {"branch": branch} if branch else {}
+    resp = http.post(f"{base_url}/v1/table/{table}/insert", data=rows(ids), params=params,
+                     headers={"Content-Type": "application/vnd.apache.arrow.stream"})
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["num_inserted_rows"] == len(ids)
+    version: int = resp.json()["version"]
+    return version
+
+
+def delete(http: requests.Session, base_url: str, table: str, predicate: str,
+           branch: str | None = None) -> int:
+    body: dict[str, Any] = {"predicate": predicate}
+    if branch:
+        body["branch"] = branch
+    resp = http.post(f"{base_url}/v1/table/{table}/delete", json=body)
+    assert resp.status_code == 200, resp.text
+    version: int = resp.json()["version"]
+    return version
+
+
+def count(http: requests.Session, base_url: str, table: str, predicate: str | None = None,
+          version: int | None = None, branch: str | None = None) -> int:
+    body = {k: v for k, v in
+            {"predicate": predicate, "version": version, "branch": branch}.items() if v is not None}
+    resp = http.post(f"{base_url}/v1/table/{table}/count_rows", json=body)
+    assert resp.status_code == 200, resp.text
+    n: int = resp.json()
+    return n
+
+
+def read(http: requests.Session, base_url: str, table: str, *, version: int | None = None,
+         branch: str | None = None) -> list[tuple[int, str]]:
+    """Every row of the table at ``version`` of ``branch``, sorted.
+
+    Rows are found twice: by counting each known id with count_rows (GET and POST), and
+    with a filter-only query; both must agree.
+    """
+    found: list[tuple[int, str]] = []
+    for i in UNIVERSE:
+        n = count(http, base_url, table, f"id = {i} AND label = 'r{i}'", version, branch)
+        found.extend([(i, f"r{i}")] * n)
+    assert count(http, base_url, table, None, version, branch) == len(found)
+    params = {k: v for k, v in {"version": version, "branch": branch}.items() if v is not None}
+    got = http.get(f"{base_url}/v1/table/{table}/count_rows", params=params)
+    assert got.status_code == 200 and got.json() == len(found), got.text
+    queried = read_by_query(http, base_url, table, version=version, branch=branch)
+    assert Counter(queried) == Counter(found)
+    return sorted(found)
+
+
+def read_by_query(http: requests.Session, base_url: str, table: str, *,
+                  version: int | None = None,
+                  branch: str | None = None) -> list[tuple[int, str]]:
+    """All rows through a filter-only query (an Arrow IPC file)."""
+    params = {k: v for k, v in {"version": version, "branch": branch}.items() if v is not None}
+    resp = http.post(f"{base_url}/v1/table/{table}/query", json={"filter": "true", **params})
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["content-type"].startswith("application/vnd.apache.arrow.file")
+    data = read_ipc_file(resp.content)
+    return list(zip(data.column("id").to_pylist(), data.column("label").to_pylist(), strict=True))
+
+
+def read_ids_by_query(http: requests.Session, base_url: str, table: str, *,
+                      branch: str | None = None) -> list[int]:
+    return [i for i, _ in read_by_query(http, base_url, table, branch=branch)]
+
+
+def expect(ids: list[int]) -> list[tuple[int, str]]:
+    return sorted((i, f"r{i}") for i in ids)
+
+
+def post(http: requests.Session, base_url: str, table: str, action: str,
+         body: dict[str, Any] | None = None) -> requests.Response:
+    return http.post(f"{base_url}/v1/table/{table}/{action}", json=body or {})
+
+
+def ok(resp: requests.Response) -> dict[str, Any]:
+    assert resp.status_code == 200, resp.text
+    body: dict[str, Any] = resp.json()
+    return body
+
+
+# --------------------------------------------------------------------------- story
+def test_story_insert_delete_tag_branch_restore(
+    http: requests.Session, base_url: str, ns: str
+) -> None:
+    t = f"{ns}$story"
+    assert create(http, base_url, t, [1, 2, 3, 4, 5]) == 1
+    assert insert(http, base_url, t, [6, 7]) == 2
+    assert delete(http, base_url, t, "id = 2") == 3
+    assert read(http, base_url, t) == expect([1, 3, 4, 5, 6, 7])
+
+    # Tag the version before the delete, then branch from the tag's version.
+    ok(post(http, base_url, t, "tags/create", {"tag": "before-delete", "version": 2}))
+    tagged = ok(post(http, base_url, t, "tags/version", {"tag": "before-delete"}))
+    assert tagged == {"version": 2, "branch": "main"}
+    created = ok(post(http, base_url, t, "branches/create", {
+        "name": "fix", "from_branch": tagged["branch"], "from_version": tagged["version"]}))
+    assert created["version"] == 2
+    assert read(http, base_url, t, branch="fix") == expect([1, 2, 3, 4, 5, 6, 7])
+
+    # Writes on the branch: the branch changes, main does not.
+    assert insert(http, base_url, t, [100, 101], branch="fix") == 3
+    assert delete(http, base_url, t, "id = 1", branch="fix") == 4
+    assert read(http, base_url, t, branch="fix") == expect([2, 3, 4, 5, 6, 7, 100, 101])
+    assert read(http, base_url, t) == expect([1, 3, 4, 5, 6, 7])
+
+    # Old versions of main and of the branch.
+    assert read(http, base_url, t, version=1) == expect([1, 2, 3, 4, 5])
+    assert read(http, base_url, t, version=2) == expect([1, 2, 3, 4, 5, 6, 7])
+    assert read(http, base_url, t, version=3, branch="fix") == expect(
+        [1, 2, 3, 4, 5, 6, 7, 100, 101])
+
+    # What each version did.
+    listed = ok(post(http, base_url, t, "version/list"))
+    assert [v["version"] for v in listed["versions"]] == [1, 2, 3]
+    assert [v["metadata"]["operation"] for v in listed["versions"]] == [
+        "Overwrite", "Append", "Delete"]
+    assert "id = 2" in listed["versions"][2]["metadata"]["predicate"]
+    assert [v["metadata"]["total_rows"] for v in listed["versions"]] == ["5", "7", "6"]
+    on_branch = ok(http.post(f"{base_url}/v1/table/{t}/version/list",
+                             params={"branch": "fix", "descending": "true"}))
+    assert [v["version"] for v in on_branch["versions"]] == [4, 3, 2]
+    assert [v["metadata"]["operation"] for v in on_branch["versions"]] == [
+        "Delete", "Append", "Clone"]
+    assert all(v["branch"] == "fix" for v in on_branch["versions"])
+
+    # Restore main to version 1: a new version 4 with version 1's rows.
+    restored = ok(post(http, base_url, t, "restore", {"version": 1}))
+    assert restored["version"] == 4
+    assert read(http, base_url, t) == expect([1, 2, 3, 4, 5])
+    txn = ok(http.post(f"{base_url}/v1/transaction/{restored['transaction_id']}/describe",
+                       json={}))
+    assert txn["status"] == "Succeeded"
+    assert txn["properties"]["operation"] == "Restore"
+    assert txn["properties"]["restore_version"] == "1"
+    assert txn["properties"]["version"] == "4"
+    latest = ok(post(http, base_url, t, "version/describe", {}))["version"]
+    assert latest["version"] == 4
+    assert latest["metadata"]["operation"] == "Restore"
+    assert latest["metadata"]["restored_version"] == "1"
+    # ... the branch and the tag are untouched.
+    assert read(http, base_url, t, branch="fix") == expect([2, 3, 4, 5, 6, 7, 100, 101])
+    assert ok(post(http, base_url, t, "tags/version", {"tag": "before-delete"}))["version"] == 2
+
+    # Restore the branch to its first version; main keeps its rows.
+    restored = ok(post(http, base_url, t, "restore", {"version": 2, "branch": "fix"}))
+    assert restored["version"] == 5
+    assert read(http, base_url, t, branch="fix") == expect([1, 2, 3, 4, 5, 6, 7])
+    assert read(http, base_url, t) == expect([1, 2, 3, 4, 5])
+    assert read(http, base_url, t, version=4, branch="fix") == expect(
+        [2, 3, 4, 5, 6, 7, 100, 101])
+
+
+def test_version_list_pagination(http: requests.Session, base_url: str, ns: str) -> None:
+    t = f"{ns}$paged"
+    create(http, base_url, t, [1])
+    for i in range(2, 6):
+        insert(http, base_url, t, [i])
+    for descending, order in ((False, [1, 2, 3, 4, 5]), (True, [5, 4, 3, 2, 1])):
+        for limit in (1, 2, 10):
+            seen: list[int] = []
+            token: str | None = None
+            while True:
+                params: dict[str, Any] = {"limit": limit, "descending": str(descending).lower()}
+                if token:
+                    params["page_token"] = token
+                page = ok(http.post(f"{base_url}/v1/table/{t}/version/list", params=params))
+                assert 1 <= len(page["versions"]) <= limit
+                seen.extend(v["version"] for v in page["versions"])
+                token = page.get("page_token")
+                if not token:
+                    break
+            assert seen == order, (descending, limit)
+
+
+def test_version_entries(http: requests.Session, base_url: str, ns: str) -> None:
+    t = f"{ns}$entries"
+    create(http, base_url, t, [1, 2])
+    insert(http, base_url, t, [3])
+    entry = ok(post(http, base_url, t, "version/describe", {"version": 1}))["version"]
+    assert entry["version"] == 1
+    assert entry["branch"] == "main"
+    assert entry["metadata"]["operation"] == "Overwrite"
+    assert entry["metadata"]["total_rows"] == "2"
+    assert entry["manifest_path"].startswith("_versions/")
+    assert entry["manifest_size"] > 0
+    assert abs(entry["timestamp_millis"] / 1000 - time.time()) < 600
+    listed = ok(http.get(f"{base_url}/v1/table/{t}/version/list"))["versions"]
+    assert [v["timestamp_millis"] for v in listed] == sorted(v["timestamp_millis"] for v in listed)
+    assert listed[0] == entry
+
+
+def test_restore_to_latest_and_old_version_reads(
+    http: requests.Session, base_url: str, ns: str
+) -> None:
+    t = f"{ns}$again"
+    create(http, base_url, t, [1])
+    insert(http, base_url, t, [2])
+    restored = ok(post(http, base_url, t, "restore", {"version": 2}))
+    assert restored["version"] == 3
+    assert read(http, base_url, t) == expect([1, 2])
+    assert read(http, base_url, t, version=1) == expect([1])
+
+
+# -------------------------------------------------------------------------- errors
+def test_version_errors(http: requests.Session, base_url: str, ns: str) -> None:
+    t = f"{ns}$errs"
+    create(http, base_url, t, [1])
+    assert_error(post(http, base_url, t, "version/describe", {"version": 7}), 404, 11)
+    assert_error(post(http, base_url, t, "version/describe", {"version": 0}), 404, 11)
+    assert_error(post(http, base_url, t, "version/describe", {"version": -1}), 400, 13)
+    assert_error(post(http, base_url, t, "version/describe", {"version": "1"}), 400, 13)
+    assert_error(post(http, base_url, t, "version/describe", {"branch": "nope"}), 404, 22)
+    assert_error(http.post(f"{base_url}/v1/table/{t}/version/list",
+                           params={"branch": "nope"}), 404, 22)
+    assert_error(http.post(f"{base_url}/v1/table/{t}/version/list",
+                           params={"limit": "x"}), 400, 13)
+    assert_error(http.post(f"{base_url}/v1/table/{t}/version/list",
+                           params={"descending": "maybe"}), 400, 13)
+    assert_error(http.post(f"{base_url}/v1/table/{t}/version/list",
+                           params={"page_token": "!!!"}), 400, 13)
+    assert_error(post(http, base_url, f"{ns}$missing", "version/list"), 404, 4)
+    assert_error(post(http, base_url, f"{ns}$missing", "version/describe", {}), 404, 4)
+
+
+def test_restore_errors_change_nothing(http: requests.Session, base_url: str, ns: str) -> None:
+    t = f"{ns}$rerr"
+    create(http, base_url, t, [1, 2])
+    assert_error(post(http, base_url, t, "restore", {"version": 9}), 404, 11)
+    assert_error(post(http, base_url, t, "restore", {"version": 0}), 404, 11)
+    body = assert_error(post(http, base_url, t, "restore", {"version": -1}), 400, 13)
+    assert "version" in body["detail"]
+    assert_error(post(http, base_url, t, "restore", {}), 400, 13)
+    assert_error(post(http, base_url, t, "restore", {"version": 1.5}), 400, 13)
+    assert_error(post(http, base_url, t, "restore", {"version": True}), 400, 13)
+    assert_error(post(http, base_url, t, "restore", {"version": 1, "branch": "nope"}), 404, 22)
+    assert_error(post(http, base_url, t, "restore", {"version": 1, "branch": 3}), 400, 13)
+    assert_error(post(http, base_url, f"{ns}$missing", "restore", {"version": 1}), 404, 4)
+    assert_error(post(http, base_url, f"nope{ns}$x", "restore", {"version": 1}), 404, 1)
+    # Nothing above made a version.
+    listed = ok(post(http, base_url, t, "version/list"))["versions"]
+    assert [v["version"] for v in listed] == [1]
+    assert read(http, base_url, t) == expect([1, 2])
+
+
+def test_transaction_errors(http: requests.Session, base_url: str) -> None:
+    resp = http.post(f"{base_url}/v1/transaction/0123456789abcdef/describe", json={})
+    body = assert_error(resp, 404, 10)
+    assert "0123456789abcdef" in body["detail"]
