@@ -1,0 +1,299 @@
+"""Full-text and hybrid queries over HTTP, with and without an FTS index."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import requests
+from _querykit import (
+    create_table,
+    fsl,
+    insert,
+    ok,
+    post,
+    query,
+    query_raw,
+    sentences,
+    vectors,
+)
+from conftest import assert_error
+
+ROWS = 1000
+
+
+def words_of(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def make_docs(http: requests.Session, base_url: str, table: str) -> pa.Table:
+    text = sentences(ROWS)
+    title = sentences(ROWS, seed=2)
+    data = pa.table({
+        "id": pa.array(range(ROWS)),
+        "text": pa.array(text),
+        "title": pa.array(title),
+        "vec": fsl(vectors(ROWS, 8)),
+        "num": pa.array(np.arange(ROWS) % 5),
+    })
+    create_table(http, base_url, table, data)
+    return data
+
+
+@pytest.fixture(scope="module", params=["no_index", "fts_index"])
+def docs(request: pytest.FixtureRequest, base_url: str,
+         http: requests.Session) -> tuple[str, pa.Table, bool]:
+    """The same documents, once unindexed and once with FTS indexes (positions kept)."""
+    name = f"fts{request.param.replace('_', '')}"
+    assert http.post(f"{base_url}/v1/namespace/{name}/create", json={}).status_code == 200
+    table = f"{name}$docs"
+    data = make_docs(http, base_url, table)
+    indexed = request.param == "fts_index"
+    if indexed:
+        for column in ("text", "title"):
+            ok(post(http, base_url, table, "create_scalar_index",
+                    {"column": column, "index_type": "FTS", "with_position": True}))
+    return table, data, indexed
+
+
+def text_of(data: pa.Table, ids: list[int], column: str = "text") -> list[str]:
+    values = data[column].to_pylist()
+    return [values[i] for i in ids]
+
+
+def structured(query_obj: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"full_text_query": {"structured_query": {"query": query_obj}}, **extra}
+
+
+def test_string_query_finds_every_row_with_the_term(
+        http: requests.Session, base_url: str, docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    body = {"full_text_query": {"string_query": {"query": "thunder", "columns": ["text"]}},
+            "k": ROWS}
+    result = query(http, base_url, table, body)
+    expected = [i for i, t in enumerate(data["text"].to_pylist()) if "thunder" in words_of(t)]
+    assert sorted(result["id"].to_pylist()) == expected
+    scores = result["_score"].to_pylist()
+    assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+
+
+def test_string_query_default_k_and_all_text_columns(
+        http: requests.Session, base_url: str, docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    result = query(http, base_url, table, {"full_text_query": {"string_query":
+                                                               {"query": "candle"}}})
+    assert result.num_rows == 10
+    for text, title in zip(text_of(data, result["id"].to_pylist()),
+                           text_of(data, result["id"].to_pylist(), "title"), strict=True):
+        assert "candle" in words_of(text) | words_of(title)
+
+
+def test_match_operator_and(http: requests.Session, base_url: str,
+                            docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    result = query(http, base_url, table, structured(
+        {"match": {"terms": "river ocean", "column": "text", "operator": "And"}}, k=ROWS))
+    expected = [i for i, t in enumerate(data["text"].to_pylist())
+                if {"river", "ocean"} <= words_of(t)]
+    assert sorted(result["id"].to_pylist()) == expected and expected
+
+
+def test_phrase_with_slop(http: requests.Session, base_url: str,
+                          docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    exact = query(http, base_url, table, structured(
+        {"phrase": {"terms": "quick fox", "column": "text"}}, k=ROWS))
+    for text in text_of(data, exact["id"].to_pylist()):
+        assert "quick fox" in text
+    loose = query(http, base_url, table, structured(
+        {"phrase": {"terms": "quick fox", "column": "text", "slop": 1}}, k=ROWS))
+    assert set(exact["id"].to_pylist()) < set(loose["id"].to_pylist())
+    for text in text_of(data, loose["id"].to_pylist()):
+        tokens = text.split()
+        assert any(tokens[i] == "quick" and "fox" in tokens[i + 1:i + 3]
+                   for i in range(len(tokens)))
+
+
+def test_boolean_must_and_must_not(http: requests.Session, base_url: str,
+                                   docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    result = query(http, base_url, table, structured({"boolean": {
+        "must": [{"match": {"terms": "garden", "column": "text"}}],
+        "should": [],
+        "must_not": [{"match": {"terms": "silver", "column": "text"}}],
+    }}, k=ROWS))
+    expected = [i for i, t in enumerate(data["text"].to_pylist())
+                if "garden" in words_of(t) and "silver" not in words_of(t)]
+    assert sorted(result["id"].to_pylist()) == expected and expected
+
+
+def test_boost_demotes_negative_matches(http: requests.Session, base_url: str,
+                                        docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    result = query(http, base_url, table, structured({"boost": {
+        "positive": {"match": {"terms": "forest", "column": "text"}},
+        "negative": {"match": {"terms": "dog", "column": "text"}},
+        "negative_boost": 0.1,
+    }}, k=ROWS))
+    plain = query(http, base_url, table, structured(
+        {"match": {"terms": "forest", "column": "text"}}, k=ROWS))
+    plain_score = dict(zip(plain["id"].to_pylist(), plain["_score"].to_pylist(), strict=True))
+    ids = result["id"].to_pylist()
+    assert sorted(ids) == sorted(plain_score)
+    demoted = 0
+    for row_id, score, text in zip(ids, result["_score"].to_pylist(), text_of(data, ids),
+                                   strict=True):
+        if "dog" in words_of(text):
+            assert score < plain_score[row_id] - 1e-6
+            demoted += 1
+        else:
+            assert score == pytest.approx(plain_score[row_id])
+    assert 0 < demoted < len(ids)
+
+
+def test_multi_match_searches_each_column(http: requests.Session, base_url: str,
+                                          docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    result = query(http, base_url, table, structured({"multi_match": {"match_queries": [
+        {"terms": "banana", "column": "text"},
+        {"terms": "banana", "column": "title", "boost": 2.0},
+    ]}}, k=ROWS))
+    ids = result["id"].to_pylist()
+    expected = [i for i in range(ROWS)
+                if "banana" in words_of(data["text"][i].as_py())
+                or "banana" in words_of(data["title"][i].as_py())]
+    assert sorted(ids) == expected
+
+
+def test_match_with_boost_and_prefix_length(http: requests.Session, base_url: str,
+                                            docs: tuple[str, pa.Table, bool]) -> None:
+    table, _, _ = docs
+    plain = query(http, base_url, table, structured(
+        {"match": {"terms": "mountain", "column": "text"}}, k=5))
+    boosted = query(http, base_url, table, structured(
+        {"match": {"terms": "mountain", "column": "text", "boost": 3.0, "prefix_length": 2,
+                   "max_expansions": 10}}, k=5))
+    assert plain["id"].to_pylist() == boosted["id"].to_pylist()
+    np.testing.assert_allclose(boosted["_score"].to_numpy(), plain["_score"].to_numpy() * 3,
+                               rtol=1e-4)
+
+
+def test_fuzzy_match(http: requests.Session, base_url: str,
+                     docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, indexed = docs
+    body = structured({"match": {"terms": "gardn", "column": "text", "fuzziness": 1}}, k=ROWS)
+    resp = query_raw(http, base_url, table, body)
+    if not indexed:
+        detail = assert_error(resp, 400, 13)["detail"]
+        assert "FTS index" in detail and "text" in detail
+        return
+    assert resp.status_code == 200, resp.text
+    result = query(http, base_url, table, body)
+    expected = [i for i, t in enumerate(data["text"].to_pylist()) if "garden" in words_of(t)]
+    assert sorted(result["id"].to_pylist()) == expected
+    # null fuzziness is automatic: 1 edit for a 5-letter word, 2 for a 7-letter one.
+    auto = query(http, base_url, table, structured(
+        {"match": {"terms": "gardn thundxx", "column": "text", "fuzziness": None,
+                   "operator": "And"}}, k=ROWS))
+    both = [i for i, t in enumerate(data["text"].to_pylist())
+            if {"garden", "thunder"} <= words_of(t)]
+    assert sorted(auto["id"].to_pylist()) == both and both
+
+
+def test_text_query_with_filter_and_prefilter(http: requests.Session, base_url: str,
+                                              docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    body = {"full_text_query": {"string_query": {"query": "lazy", "columns": ["text"]}},
+            "filter": "num = 2", "prefilter": True, "k": 5, "with_row_id": True}
+    result = query(http, base_url, table, body)
+    assert result.num_rows == 5
+    assert all(i % 5 == 2 for i in result["id"].to_pylist())
+    assert all("lazy" in words_of(t) for t in text_of(data, result["id"].to_pylist()))
+    assert "_rowid" in result.column_names
+
+
+def test_offset_pages_through_text_results(http: requests.Session, base_url: str,
+                                           docs: tuple[str, pa.Table, bool]) -> None:
+    table, _, _ = docs
+    base = {"full_text_query": {"string_query": {"query": "apple", "columns": ["text"]}}}
+    whole = query(http, base_url, table, {**base, "k": 8})
+    page = query(http, base_url, table, {**base, "k": 4, "offset": 4})
+    assert page["_score"].to_pylist() == whole["_score"].to_pylist()[4:]
+
+
+def test_hybrid_fuses_by_reciprocal_rank(http: requests.Session, base_url: str,
+                                         docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    text_query = {"string_query": {"query": "thunder", "columns": ["text"]}}
+    by_text = query(http, base_url, table, {"full_text_query": text_query, "k": 6})
+    target = by_text["id"][0].as_py()
+    q = data["vec"][target].as_py()
+    result = query(http, base_url, table, {
+        "vector": {"single_vector": q}, "full_text_query": text_query,
+        "k": 6, "columns": {"column_names": ["id", "text"]},
+    })
+    assert result.column_names == ["id", "text", "_distance", "_score", "_relevance_score"]
+    assert result.num_rows == 6
+    # The row that is both the nearest vector and a text match wins.
+    assert result["id"][0].as_py() == target
+    assert result["_distance"][0].as_py() == 0 and result["_score"][0].as_py() > 0
+    relevance = result["_relevance_score"].to_pylist()
+    assert relevance == sorted(relevance, reverse=True)
+    assert relevance[0] == pytest.approx(2 / 61)
+    # Every row came from one list or the other.
+    for distance, score in zip(result["_distance"].to_pylist(), result["_score"].to_pylist(),
+                               strict=True):
+        assert distance is not None or score is not None
+
+
+def test_hybrid_refuses_a_batch_of_vectors(http: requests.Session, base_url: str,
+                                           docs: tuple[str, pa.Table, bool]) -> None:
+    table, _, _ = docs
+    body = {"vector": {"multi_vector": [[0.1] * 8, [0.2] * 8]},
+            "full_text_query": {"string_query": {"query": "apple"}}}
+    assert "one query vector" in assert_error(query_raw(http, base_url, table, body),
+                                              400, 13)["detail"]
+
+
+def test_rows_appended_after_the_index_are_found(http: requests.Session, base_url: str,
+                                                 ns: str) -> None:
+    table = f"{ns}$late"
+    make_docs(http, base_url, table)
+    ok(post(http, base_url, table, "create_scalar_index", {"column": "text",
+                                                             "index_type": "FTS"}))
+    insert(http, base_url, table, pa.table({
+        "id": pa.array([5000]), "text": pa.array(["zeppelin over the garden"]),
+        "title": pa.array(["late"]), "vec": fsl(vectors(1, 8, seed=3)),
+        "num": pa.array([0]),
+    }))
+    body = {"full_text_query": {"string_query": {"query": "zeppelin", "columns": ["text"]}}}
+    assert query(http, base_url, table, body)["id"].to_pylist() == [5000]
+    assert query(http, base_url, table, {**body, "fast_search": True}).num_rows == 0
+
+
+@pytest.mark.parametrize(("fts", "status"), [
+    ({"string_query": {"query": "a"}, "structured_query": {"query": {"match": {"terms": "a"}}}},
+     400),
+    ({"string_query": {"columns": ["text"]}}, 400),
+    ({"string_query": {"query": "a", "columns": ["nope"]}}, 404),
+    ({"string_query": {"query": "a", "columns": ["num"]}}, 400),
+    ({"structured_query": {"query": {"wildcard": {"terms": "a"}}}}, 400),
+    ({"structured_query": {"query": {"match": {"terms": "a"}, "phrase": {"terms": "a"}}}}, 400),
+    ({"structured_query": {"query": {"match": {"column": "text"}}}}, 400),
+    ({"structured_query": {"query": {"match": {"terms": "a", "operator": "xor"}}}}, 400),
+    ({"structured_query": {"query": {"boolean": {"must": [], "should": [],
+                                                 "must_not": [{"match": {"terms": "a"}}]}}}}, 400),
+    ({"structured_query": {"query": {"boost": {"positive": {"match": {"terms": "a"}}}}}}, 400),
+    ({"structured_query": {"query": {"multi_match": {"match_queries": []}}}}, 400),
+    ({"structured_query": {}}, 400),
+    ({"other": 1}, 400),
+])
+def test_bad_full_text_query(http: requests.Session, base_url: str,
+                             docs: tuple[str, pa.Table, bool], fts: dict[str, Any],
+                             status: int) -> None:
+    table, _, _ = docs
+    resp = query_raw(http, base_url, table, {"full_text_query": fts})
+    assert_error(resp, status, 12 if status == 404 else 13)
