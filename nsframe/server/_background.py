@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
@@ -25,6 +26,8 @@ class RunningServer:
     host: str
     port: int
     config: ServerConfig
+    # The bearer token clients must send, when the server generated one (never in repr).
+    token: str | None = field(default=None, repr=False)
 
     def __str__(self) -> str:
         return self.url
@@ -39,6 +42,7 @@ def serve_in_thread(
     config: ServerConfig | None = None,
     log_level: str = "warning",
     startup_timeout: float = 30.0,
+    token: str | None = None,
     **options: Any,
 ) -> Iterator[RunningServer]:
     """Run the REST service in a daemon thread for the duration of the ``with`` block.
@@ -46,15 +50,24 @@ def serve_in_thread(
     ``port=0`` takes an ephemeral port; the socket is bound before the server starts,
     so the URL is known at once. Used alike by tests, notebooks and ``connect()``.
 
+    ``token="generate"`` makes the server accept only a fresh random bearer token (or
+    any other API credentials configured), exposed as ``RunningServer.token``; any
+    other string is used as that token. A config from `ServerConfig.embedded` does the
+    same.
+
     Example:
         >>> with serve_in_thread("/tmp/data") as server:
         ...     print(server.url)
     """
     if config is None:
         config = ServerConfig.build(root, **options)
+    if token is not None:
+        config = config.with_token(secrets.token_urlsafe(32) if token == "generate" else token)
     app = create_app(config=config)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not the default 0: asyncio turns on TCP_NODELAY only for sockets that
+    # say they are TCP, and without it every JSON answer waits ~40 ms (Nagle + delayed ACK).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     bound_port = sock.getsockname()[1]
@@ -75,7 +88,9 @@ def serve_in_thread(
         time.sleep(0.01)
     url_host = f"[{host}]" if ":" in host else host
     try:
-        yield RunningServer(f"http://{url_host}:{bound_port}", host, bound_port, config)
+        yield RunningServer(
+            f"http://{url_host}:{bound_port}", host, bound_port, config, config.own_token
+        )
     finally:
         server.should_exit = True
         thread.join(timeout=10)

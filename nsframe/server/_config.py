@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
+import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,6 +14,35 @@ from typing import Any
 DEFAULT_ROOT = "./nsframe-data"
 DEFAULT_MAX_JSON_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_ARROW_BYTES = 64 * 1024 * 1024 * 1024
+API_KEYS_ENV = "NSFRAME_API_KEYS"
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b?)\s*$", re.I)
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes from ``1048576``, ``512KiB``, ``16MiB``, ``64G`` (binary units); >= 1."""
+    if isinstance(text, int):
+        value = text
+    else:
+        match = _SIZE.match(text)
+        if match is None:
+            raise ValueError(f"{text!r} is not a size: write bytes, or a number with KiB/MiB/GiB")
+        power = " kmgt".index(match.group(2).lower() or " ")
+        value = int(match.group(1)) * 1024**power
+    if value < 1:
+        raise ValueError(f"A size limit must be at least 1 byte, got {text!r}")
+    return value
+
+
+def _as_credentials(value: object) -> dict[str, dict[str, Any]]:
+    """``{secret: scope}``; a bare list of secrets gets full access each."""
+    if isinstance(value, dict):
+        return {str(k): dict(v or {}) for k, v in value.items()}
+    if isinstance(value, (str, bytes)):
+        raise TypeError("Give credentials as a list or a dict of secrets, not a single string")
+    if isinstance(value, Iterable):
+        return {str(k): {} for k in value}
+    raise TypeError(f"Credentials must be a list or a dict, got {type(value).__name__}")
 
 
 @dataclass
@@ -18,7 +51,10 @@ class ServerConfig:
 
     ``root`` is the default database. ``databases`` maps extra database names (picked by
     the ``x-service-database`` header, or by the host name) to their own roots.
-    ``api_keys`` / ``tokens`` are accepted credentials; with none configured and
+    ``api_keys`` / ``tokens`` are accepted credentials, each mapped to its scope
+    (``{"read_only": bool, "namespace": "a$b", "databases": [...], "name": "for logs"}``,
+    all optional; a plain list of secrets means full access). ``jwt`` holds the settings
+    of `_jwt.JWTVerifier` for OAuth 2.0 access tokens. With no credentials configured and
     ``require_auth`` false, the server accepts every request (loopback development).
     """
 
@@ -31,6 +67,14 @@ class ServerConfig:
     require_auth: bool = False
     max_json_bytes: int = DEFAULT_MAX_JSON_BYTES
     max_arrow_bytes: int = DEFAULT_MAX_ARROW_BYTES
+    # The token an embedded server generated for itself (see `embedded`).
+    own_token: str | None = None
+
+    def __post_init__(self) -> None:
+        self.api_keys = _as_credentials(self.api_keys)
+        self.tokens = _as_credentials(self.tokens)
+        self.max_json_bytes = parse_size(self.max_json_bytes)
+        self.max_arrow_bytes = parse_size(self.max_arrow_bytes)
 
     @classmethod
     def build(cls, root: str | os.PathLike[str] | None = None, **options: Any) -> ServerConfig:
@@ -39,6 +83,24 @@ class ServerConfig:
         if root is not None:
             config.root = root
         return config
+
+    @classmethod
+    def embedded(cls, root: str | os.PathLike[str] | None = None, **options: Any) -> ServerConfig:
+        """A config that accepts only a freshly generated bearer token (``own_token``),
+        so other local users cannot reach an embedded server's data."""
+        return cls.build(root, **options).with_token(secrets.token_urlsafe(32))
+
+    def with_token(self, token: str) -> ServerConfig:
+        """A copy that also accepts ``token`` as a full-access bearer token."""
+        if len(token) < 16:
+            raise ValueError("A server token must be at least 16 characters long")
+        tokens = {**self.tokens, token: {"name": "embedded"}}
+        return dataclasses.replace(self, tokens=tokens, own_token=token)
+
+    @property
+    def credentials_configured(self) -> bool:
+        """True when the server checks credentials on every request."""
+        return bool(self.api_keys or self.tokens or self.jwt or self.require_auth)
 
     @property
     def root_path(self) -> Path:
@@ -49,5 +111,6 @@ class ServerConfig:
         return (
             f"ServerConfig(root={os.fspath(self.root)!r}, databases={sorted(self.databases)!r}, "
             f"api_keys=<{len(self.api_keys)} configured>, tokens=<{len(self.tokens)} configured>, "
-            f"jwt={'<configured>' if self.jwt else None}, require_auth={self.require_auth})"
+            f"jwt={'<configured>' if self.jwt else None}, require_auth={self.require_auth}, "
+            f"max_json_bytes={self.max_json_bytes}, max_arrow_bytes={self.max_arrow_bytes})"
         )

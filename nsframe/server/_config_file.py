@@ -1,0 +1,135 @@
+"""`ServerConfig` from its sources: a TOML file, the environment and `nsframe serve` flags.
+
+File format (every member optional; relative paths are relative to the file)::
+
+    root = "./data"                    # the default database
+    database_from_host = false
+    require_auth = false
+    max_json_bytes = "16MiB"
+    max_body_bytes = "64GiB"           # Arrow inserts
+
+    [databases]                        # picked by x-service-database or the host name
+    sales = "/srv/nsframe/sales"
+
+    [[api_keys]]                       # repeat for each key
+    key = "..."                        # or key_env = "NAME_OF_AN_ENV_VARIABLE"
+    name = "dashboard"                 # shown in the access log instead of the key
+    read_only = true
+    namespace = "sales$eu"             # only this namespace and below
+    databases = ["sales"]              # only these databases ("" is the default one)
+
+    [[tokens]]                         # static bearer tokens, same members (token/token_env)
+    token_env = "NSFRAME_CI_TOKEN"
+
+    [jwt]                              # OAuth 2.0 access tokens, see `_jwt`
+    public_key_file = "issuer.pem"
+    audience = "nsframe"
+
+Credentials are never taken from a URL.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from nsframe.server._config import API_KEYS_ENV, ServerConfig, parse_size
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[import-not-found]
+
+TOP_LEVEL = frozenset({
+    "root", "databases", "database_from_host", "require_auth", "max_json_bytes",
+    "max_body_bytes", "max_arrow_bytes", "api_keys", "tokens", "jwt",
+})
+
+
+def _secret(entry: Mapping[str, Any], kind: str, number: int, environ: Mapping[str, str]) -> str:
+    if kind in entry:
+        value = entry[kind]
+    elif f"{kind}_env" in entry:
+        variable = str(entry[f"{kind}_env"])
+        if variable not in environ:
+            raise ValueError(f"{kind}s entry #{number}: the variable {variable} is not set")
+        value = environ[variable]
+    else:
+        raise ValueError(f"{kind}s entry #{number}: give {kind} or {kind}_env")
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{kind}s entry #{number}: the {kind} must be a non-empty string")
+    return value.strip()
+
+
+def _credentials(entries: object, kind: str,
+                 environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    if not isinstance(entries, list):
+        raise ValueError(f"{kind}s must be an array of tables: [[{kind}s]]")
+    found: dict[str, dict[str, Any]] = {}
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            raise ValueError(f"{kind}s entry #{number} must be a table")
+        secret = _secret(entry, kind, number, environ)
+        found[secret] = {k: v for k, v in entry.items() if k not in (kind, f"{kind}_env")}
+    return found
+
+
+def _path(value: object, base: Path) -> str:
+    path = Path(str(value)).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+def load_config_file(path: str | os.PathLike[str],
+                     environ: Mapping[str, str] | None = None) -> ServerConfig:
+    """Read a TOML server configuration; raises ValueError with what to fix."""
+    environ = os.environ if environ is None else environ
+    file = Path(path)
+    try:
+        raw = tomllib.loads(file.read_text("utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{file}: not valid TOML ({exc})") from exc
+    unknown = set(raw) - TOP_LEVEL
+    if unknown:
+        raise ValueError(f"{file}: unknown setting(s) {sorted(unknown)}")
+    base = file.parent.resolve()
+    options: dict[str, Any] = {}
+    if "root" in raw:
+        options["root"] = _path(raw["root"], base)
+    if "databases" in raw:
+        if not isinstance(raw["databases"], dict):
+            raise ValueError(f"{file}: [databases] maps names to paths")
+        options["databases"] = {str(k): _path(v, base) for k, v in raw["databases"].items()}
+    for flag in ("database_from_host", "require_auth"):
+        if flag in raw:
+            if not isinstance(raw[flag], bool):
+                raise ValueError(f"{file}: {flag} must be true or false")
+            options[flag] = raw[flag]
+    if "max_json_bytes" in raw:
+        options["max_json_bytes"] = parse_size(raw["max_json_bytes"])
+    for name in ("max_body_bytes", "max_arrow_bytes"):
+        if name in raw:
+            options["max_arrow_bytes"] = parse_size(raw[name])
+    if "api_keys" in raw:
+        options["api_keys"] = _credentials(raw["api_keys"], "key", environ)
+    if "tokens" in raw:
+        options["tokens"] = _credentials(raw["tokens"], "token", environ)
+    if "jwt" in raw:
+        jwt = dict(raw["jwt"])
+        if "public_key_file" in jwt:
+            jwt["public_key_file"] = _path(jwt["public_key_file"], base)
+        options["jwt"] = jwt
+    return ServerConfig(**options)
+
+
+def keys_from_env(environ: Mapping[str, str]) -> list[str]:
+    """The full-access API keys of ``NSFRAME_API_KEYS`` (comma-separated)."""
+    return [k.strip() for k in environ.get(API_KEYS_ENV, "").split(",") if k.strip()]
+
+
+def add_keys(config: ServerConfig, keys: Iterable[str]) -> None:
+    """Add full-access API keys; a key the file already scopes keeps its scope."""
+    for key in keys:
+        config.api_keys.setdefault(key, {"name": f"api key #{len(config.api_keys) + 1}"})

@@ -1,0 +1,438 @@
+"""Credentials over HTTP: API keys, static and JWT bearer tokens, body identity, scopes.
+
+Each authenticated server here is a module fixture of its own; the shared open `server`
+fixture stays open.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+import requests
+from conftest import assert_error, ipc_stream
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from nsframe.server import RunningServer, ServerConfig, create_app, serve_in_thread
+from nsframe.server._scopes import classify
+
+FULL_KEY = "full-" + secrets.token_hex(16)
+READ_KEY = "read-" + secrets.token_hex(16)
+SALES_KEY = "sales-" + secrets.token_hex(16)
+WRONG_KEY = "wrong-" + secrets.token_hex(16)
+STATIC_TOKEN = "static-" + secrets.token_hex(16)
+HS_SECRET = "hs-secret-" + secrets.token_hex(24)
+AUDIENCE = "nsframe-tests"
+ISSUER = "https://auth.example.test/"
+
+API_KEYS = {
+    FULL_KEY: {"name": "admin"},
+    READ_KEY: {"name": "reader", "read_only": True},
+    SALES_KEY: {"name": "sales-team", "namespace": "sales"},
+}
+
+
+def auth_config(root: Path, **jwt_settings: Any) -> ServerConfig:
+    return ServerConfig.build(
+        root, api_keys=API_KEYS, tokens={STATIC_TOKEN: {"name": "ci"}},
+        jwt={"audience": AUDIENCE, "issuer": ISSUER, **jwt_settings},
+    )
+
+
+@pytest.fixture(scope="module")
+def hs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    config = auth_config(tmp_path_factory.mktemp("auth-hs"), secret=HS_SECRET)
+    with serve_in_thread(config=config) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def rsa_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@pytest.fixture(scope="module")
+def rs_server(tmp_path_factory: pytest.TempPathFactory,
+              rsa_key: rsa.RSAPrivateKey) -> Iterator[RunningServer]:
+    pem = rsa_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    key_file = tmp_path_factory.mktemp("issuer") / "issuer.pem"
+    key_file.write_bytes(pem)
+    config = auth_config(tmp_path_factory.mktemp("auth-rs"), public_key_file=str(key_file))
+    with serve_in_thread(config=config) as running:
+        yield running
+
+
+def claims(scope: str = "nsframe:write", **extra: Any) -> dict[str, Any]:
+    now = int(time.time())
+    return {"sub": "user-42", "aud": AUDIENCE, "iss": ISSUER, "iat": now, "exp": now + 300,
+            "scope": scope, **extra}
+
+
+def hs_token(**overrides: Any) -> str:
+    return jwt.encode(claims(**overrides), HS_SECRET, algorithm="HS256")
+
+
+def key(value: str) -> dict[str, str]:
+    return {"x-api-key": value}
+
+
+def bearer(value: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {value}"}
+
+
+def create_ns(url: str, name: str, headers: dict[str, str], **body: Any) -> requests.Response:
+    return requests.post(f"{url}/v1/namespace/{name}/create", json=body, headers=headers)
+
+
+def ns_exists(url: str, name: str) -> bool:
+    resp = requests.post(f"{url}/v1/namespace/{name}/exists", json={}, headers=key(FULL_KEY))
+    assert resp.status_code in (200, 404), resp.text
+    return resp.status_code == 200
+
+
+def assert_unauthorized(resp: requests.Response) -> dict[str, Any]:
+    body = assert_error(resp, 401, 16)
+    assert body["type"] == "/errors/unauthorized-request"
+    assert resp.headers["WWW-Authenticate"].startswith("Bearer")
+    return body
+
+
+def assert_forbidden(resp: requests.Response) -> dict[str, Any]:
+    body = assert_error(resp, 403, 15)
+    assert body["type"] == "/errors/forbidden-request"
+    return body
+
+
+def unique(prefix: str = "n") -> str:
+    return f"{prefix}{secrets.token_hex(5)}"
+
+
+# ----------------------------------------------------------------- credential forms
+def test_api_key_header_grants_access(hs_server: RunningServer) -> None:
+    name = unique()
+    resp = create_ns(hs_server.url, name, key(FULL_KEY), properties={"owner": "a"})
+    assert resp.status_code == 200, resp.text
+    described = requests.post(f"{hs_server.url}/v1/namespace/{name}/describe", json={},
+                              headers=key(FULL_KEY))
+    assert described.json()["properties"]["owner"] == "a"
+
+
+def test_static_bearer_token_grants_access(hs_server: RunningServer) -> None:
+    name = unique()
+    assert create_ns(hs_server.url, name, bearer(STATIC_TOKEN)).status_code == 200
+    assert ns_exists(hs_server.url, name)
+
+
+def test_hs256_jwt_grants_its_scope(hs_server: RunningServer) -> None:
+    name = unique()
+    assert create_ns(hs_server.url, name, bearer(hs_token())).status_code == 200
+    reader = bearer(hs_token(scope="openid nsframe:read"))
+    listed = requests.get(f"{hs_server.url}/v1/namespace/$/list", headers=reader)
+    assert listed.status_code == 200 and name in listed.json()["namespaces"]
+    denied = create_ns(hs_server.url, unique(), reader)
+    assert "read-only" in assert_forbidden(denied)["detail"]
+
+
+def test_rs256_jwt_from_a_pem_key_file(rs_server: RunningServer,
+                                       rsa_key: rsa.RSAPrivateKey) -> None:
+    token = jwt.encode(claims(), rsa_key, algorithm="RS256")
+    name = unique()
+    assert create_ns(rs_server.url, name, bearer(token)).status_code == 200
+    assert ns_exists(rs_server.url, name)
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    forged = jwt.encode(claims(), other, algorithm="RS256")
+    assert_unauthorized(create_ns(rs_server.url, unique(), bearer(forged)))
+
+
+def test_rs256_server_refuses_hmac_tokens_signed_with_its_public_key(
+    rs_server: RunningServer, rsa_key: rsa.RSAPrivateKey
+) -> None:
+    # Algorithm confusion: the public key is no secret, so HS256 must never be accepted.
+    pem = rsa_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    token = _hmac_token_with(pem)
+    name = unique()
+    assert_unauthorized(create_ns(rs_server.url, name, bearer(token)))
+    assert not ns_exists(rs_server.url, name)
+
+
+def _hmac_token_with(secret: bytes) -> str:
+    """An HS256 token built by hand (PyJWT refuses to sign with a PEM key as secret)."""
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    payload = b64(json.dumps(claims()).encode())
+    signature = hmac.new(secret, f"{head}.{payload}".encode(), hashlib.sha256).digest()
+    return f"{head}.{payload}.{b64(signature)}"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "detail"),
+    [
+        ({"exp": int(time.time()) - 60}, "expired"),
+        ({"aud": "someone-else"}, "audience"),
+        ({"iss": "https://evil.example.test/"}, "issuer"),
+        ({"exp": None}, "'exp'"),
+    ],
+)
+def test_invalid_jwts_are_401(hs_server: RunningServer, overrides: dict[str, Any],
+                              detail: str) -> None:
+    payload = {k: v for k, v in claims(**overrides).items() if v is not None}
+    token = jwt.encode(payload, HS_SECRET, algorithm="HS256")
+    name = unique()
+    resp = create_ns(hs_server.url, name, bearer(token))
+    body = assert_unauthorized(resp)
+    assert detail in body["detail"]
+    assert 'error="invalid_token"' in resp.headers["WWW-Authenticate"]
+    assert not ns_exists(hs_server.url, name)
+
+
+def test_jwt_signed_with_another_secret_is_401(hs_server: RunningServer) -> None:
+    token = jwt.encode(claims(), "another-secret-" + secrets.token_hex(16), algorithm="HS256")
+    assert_unauthorized(create_ns(hs_server.url, unique(), bearer(token)))
+
+
+def test_jwt_without_an_nsframe_scope_is_403(hs_server: RunningServer) -> None:
+    resp = requests.get(f"{hs_server.url}/v1/namespace/$/list",
+                        headers=bearer(hs_token(scope="openid profile")))
+    assert "nsframe:read" in assert_forbidden(resp)["detail"]
+
+
+def test_jwt_namespace_claim_limits_the_token(hs_server: RunningServer) -> None:
+    token = bearer(hs_token(nsframe_namespace="team"))
+    assert create_ns(hs_server.url, "team", token).status_code in (200, 409)
+    assert create_ns(hs_server.url, f"team${unique()}", token).status_code == 200
+    assert_forbidden(create_ns(hs_server.url, unique(), token))
+
+
+def test_body_identity_api_key_and_auth_token(hs_server: RunningServer) -> None:
+    by_key, by_token = unique(), unique()
+    resp = create_ns(hs_server.url, by_key, {}, identity={"api_key": FULL_KEY},
+                     properties={"via": "body"})
+    assert resp.status_code == 200, resp.text
+    # The buffered body still reached the handler: the properties were stored.
+    assert resp.json()["properties"]["via"] == "body"
+    resp = create_ns(hs_server.url, by_token, {}, identity={"auth_token": hs_token()})
+    assert resp.status_code == 200, resp.text
+    assert ns_exists(hs_server.url, by_key) and ns_exists(hs_server.url, by_token)
+    assert_unauthorized(create_ns(hs_server.url, unique(), {}, identity={"api_key": WRONG_KEY}))
+    assert_unauthorized(create_ns(hs_server.url, unique(), {}, identity="not an object"))
+
+
+def test_header_wins_over_body_identity(hs_server: RunningServer) -> None:
+    name = unique()
+    resp = create_ns(hs_server.url, name, key(READ_KEY), identity={"api_key": FULL_KEY})
+    assert_forbidden(resp)
+    resp = create_ns(hs_server.url, name, key(WRONG_KEY), identity={"api_key": FULL_KEY})
+    assert_unauthorized(resp)
+    assert not ns_exists(hs_server.url, name)
+
+
+def test_arrow_inserts_stream_past_the_credential_check(hs_server: RunningServer) -> None:
+    name = unique()
+    assert create_ns(hs_server.url, name, key(FULL_KEY)).status_code == 200
+    data = ipc_stream({"id": list(range(5000)), "v": [float(i) for i in range(5000)]})
+    arrow = {"Content-Type": "application/vnd.apache.arrow.stream"}
+    url = f"{hs_server.url}/v1/table/{name}$t/create"
+    assert_unauthorized(requests.post(url, data=data, headers=arrow))
+    chunks = (data[i:i + 4096] for i in range(0, len(data), 4096))
+    resp = requests.post(url, data=chunks, headers={**arrow, **key(FULL_KEY)})
+    assert resp.status_code == 200, resp.text
+    count = requests.post(f"{hs_server.url}/v1/table/{name}$t/count_rows", json={},
+                          headers=key(READ_KEY))
+    assert count.json() == 5000
+
+
+# ------------------------------------------------------------------------ scopes
+def test_read_only_key_reads_but_cannot_write(hs_server: RunningServer) -> None:
+    url, name = hs_server.url, unique()
+    assert create_ns(url, name, key(FULL_KEY)).status_code == 200
+    table = f"{url}/v1/table/{name}$t"
+    resp = requests.post(f"{table}/create", data=ipc_stream({"id": [1, 2, 3]}),
+                         headers=key(FULL_KEY))
+    assert resp.status_code == 200, resp.text
+    reader = key(READ_KEY)
+    assert requests.post(f"{table}/describe", json={}, headers=reader).status_code == 200
+    assert requests.post(f"{table}/count_rows", json={}, headers=reader).json() == 3
+    listed = requests.get(f"{url}/v1/namespace/{name}/table/list", headers=reader)
+    assert listed.json()["tables"] == ["t"]
+    writes = [
+        requests.post(f"{table}/insert", data=ipc_stream({"id": [4]}), headers=reader),
+        requests.post(f"{table}/delete", json={"predicate": "id > 0"}, headers=reader),
+        requests.post(f"{table}/drop", json={}, headers=reader),
+        requests.post(f"{url}/v1/table/{name}$u/declare", json={}, headers=reader),
+        requests.post(f"{url}/v1/namespace/{name}/drop", json={}, headers=reader),
+        requests.post(f"{url}/v1/tables/{unique()}", headers=reader),
+    ]
+    for resp in writes:
+        assert_forbidden(resp)
+    assert requests.post(f"{table}/count_rows", json={}, headers=reader).json() == 3
+    assert ns_exists(url, name)
+
+
+def test_prefix_limited_key_stays_in_its_namespace(hs_server: RunningServer) -> None:
+    url, sales = hs_server.url, key(SALES_KEY)
+    assert create_ns(url, "sales", key(FULL_KEY)).status_code in (200, 409)
+    inside = f"sales${unique()}"
+    assert create_ns(url, inside, sales).status_code == 200
+    resp = requests.post(f"{url}/v1/table/{inside}$t/create", data=ipc_stream({"x": [1]}),
+                         headers=sales)
+    assert resp.status_code == 200, resp.text
+    # A different delimiter names the same table.
+    dotted = inside.replace("$", ".")
+    resp = requests.post(f"{url}/v1/table/{dotted}.t/count_rows?delimiter=.", json={},
+                         headers=sales)
+    assert resp.json() == 1
+    outside = unique()
+    for resp in (
+        create_ns(url, outside, sales),
+        create_ns(url, "salesforce", sales),
+        requests.get(f"{url}/v1/namespace/$/list", headers=sales),
+        requests.get(f"{url}/v1/table", headers=sales),
+        requests.get(f"{url}/v1/tables", headers=sales),
+        requests.post(f"{url}/v1/transaction/abc/describe", json={}, headers=sales),
+    ):
+        assert_forbidden(resp)
+    assert not ns_exists(url, outside) and not ns_exists(url, "salesforce")
+
+
+def test_open_server_needs_no_credentials(base_url: str, http: requests.Session) -> None:
+    name = unique()
+    assert http.post(f"{base_url}/v1/namespace/{name}/create", json={}).status_code == 200
+    assert http.post(f"{base_url}/v1/namespace/{name}/exists", json={}).status_code == 200
+
+
+# ----------------------------------------------------------- every route is guarded
+SAMPLES = {"id": "walkns$walkt", "index_name": "idx", "table_name": "walkt"}
+
+
+def starlette_of(app: Any) -> Starlette:
+    while not isinstance(app, Starlette):
+        app = app.app  # each middleware keeps the app it wraps as `.app`
+    return app
+
+
+def test_every_route_answers_401_without_valid_credentials(
+    hs_server: RunningServer, tmp_path: Path
+) -> None:
+    routes = starlette_of(create_app(config=auth_config(tmp_path, secret=HS_SECRET))).routes
+    assert len(routes) >= 15
+    attempts: list[tuple[dict[str, str], dict[str, Any] | None]] = [
+        ({}, None),
+        (key(WRONG_KEY), None),
+        (bearer(WRONG_KEY), None),
+        ({"Authorization": f"Basic {FULL_KEY}"}, None),
+        (bearer(hs_token(exp=int(time.time()) - 10)), None),
+        ({}, {"identity": {"api_key": WRONG_KEY}}),
+    ]
+    checked = 0
+    for route in routes:
+        assert isinstance(route, Route), f"{route!r}: walk its routes here too"
+        path = route.path_format.format(**{p: SAMPLES[p] for p in route.param_convertors})
+        for method in sorted(route.methods or ()):
+            for suffix in ("", "/"):
+                for headers, body in attempts:
+                    resp = requests.request(method, hs_server.url + path + suffix,
+                                            headers=headers, json=body)
+                    if method == "HEAD":
+                        assert resp.status_code == 401, (method, path)
+                    else:
+                        assert_unauthorized(resp)
+                    checked += 1
+    assert checked >= len(routes) * len(attempts) * 2
+    assert not ns_exists(hs_server.url, "walkns")
+
+
+def test_read_only_key_on_every_route(hs_server: RunningServer, tmp_path: Path) -> None:
+    routes = starlette_of(create_app(config=auth_config(tmp_path, secret=HS_SECRET))).routes
+    reads: list[str] = []
+    for route in routes:
+        assert isinstance(route, Route)
+        path = route.path_format.format(**{p: SAMPLES[p] for p in route.param_convertors})
+        for method in sorted((route.methods or set()) - {"HEAD"}):
+            op = classify(method, path)
+            resp = requests.request(method, hs_server.url + path, headers=key(READ_KEY),
+                                    json={})
+            if op.write:
+                assert_forbidden(resp)
+            else:
+                assert resp.status_code not in (401, 403), (method, path, resp.text)
+                reads.append(f"{method} {route.path_format}")
+    assert "POST /v1/table/{id}/describe" in reads and "GET /v1/tables" in reads
+    assert not ns_exists(hs_server.url, "walkns")
+
+
+def test_every_route_has_a_template_the_scopes_know(tmp_path: Path) -> None:
+    # A route outside `_spec` would count as a write outside any namespace: refused to
+    # every limited credential. Add its template to `_spec` (and to the reads if it is one).
+    routes = starlette_of(create_app(config=auth_config(tmp_path, secret=HS_SECRET))).routes
+    for route in routes:
+        assert isinstance(route, Route)
+        path = route.path_format.format(**{p: SAMPLES[p] for p in route.param_convertors})
+        op = classify("POST", path)
+        assert op.ident is not None or "/transaction/" in path, path
+
+
+# ----------------------------------------------------------- the embedded server
+def test_embedded_server_generates_its_own_token(tmp_path: Path) -> None:
+    with serve_in_thread(tmp_path, token="generate") as running:
+        assert running.token and len(running.token) >= 32
+        assert running.token not in repr(running) and running.token not in str(running)
+        assert_unauthorized(create_ns(running.url, "n", {}))
+        assert create_ns(running.url, "n", bearer(running.token)).status_code == 200
+    config = ServerConfig.embedded(tmp_path)
+    assert config.own_token and config.own_token in config.tokens
+    assert config.credentials_configured and config.own_token not in repr(config)
+
+
+# ---------------------------------------------------------------- no secret leaks
+def test_no_secret_in_logs_error_bodies_or_repr(
+    hs_server: RunningServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    valid_jwt, expired_jwt = hs_token(), hs_token(exp=int(time.time()) - 60)
+    secret_values = [FULL_KEY, READ_KEY, SALES_KEY, WRONG_KEY, STATIC_TOKEN, HS_SECRET,
+                     valid_jwt, expired_jwt]
+    texts: list[str] = []
+    caplog.set_level(logging.DEBUG)
+    url = hs_server.url
+    for headers in (key(FULL_KEY), key(WRONG_KEY), key(READ_KEY), bearer(STATIC_TOKEN),
+                    bearer(valid_jwt), bearer(expired_jwt), bearer(WRONG_KEY),
+                    {"x-service-ctx-api_key": FULL_KEY, "x-service-ctx-trace": "t1"}):
+        for resp in (
+            create_ns(url, unique(), headers),
+            create_ns(url, unique(), {}, identity={"api_key": WRONG_KEY,
+                                                   "auth_token": expired_jwt}),
+            requests.post(f"{url}/v1/table/missing$t/describe", json={}, headers=headers),
+            requests.get(f"{url}/v1/nothing-here", headers=headers),
+        ):
+            texts.append(resp.text)
+            texts.append(repr(dict(resp.headers)))
+    access = [r for r in caplog.records if r.name == "nsframe.server.access"]
+    assert any(" 401 " in r.getMessage() for r in access)
+    assert any("by=admin" in r.getMessage() for r in access)
+    assert any("<redacted>" in r.getMessage() for r in access)
+    texts += [r.getMessage() for r in caplog.records]
+    texts += [repr(r.__dict__) for r in caplog.records]
+    texts += [repr(hs_server), str(hs_server), repr(hs_server.config), str(hs_server.config)]
+    texts += [repr(create_app(config=hs_server.config))]
+    everything = "\n".join(texts)
+    for secret in secret_values:
+        assert secret not in everything
