@@ -1,9 +1,71 @@
-"""nsframe: versioned vector tables for people who work in pandas and polars."""
+"""nsframe: versioned vector tables for people who work in pandas and polars.
+
+Example:
+    >>> import nsframe
+    >>> conn = nsframe.connect()                      # serves ./nsframe-data locally
+    >>> tbl = conn.create_table("items", {"id": [1, 2], "vector": [[0.1, 0.2], [0.3, 0.4]]})
+    >>> tbl.search([0.1, 0.2]).limit(1).to_pandas()
+"""
 
 from __future__ import annotations
 
 from nsframe import exceptions
+from nsframe._connection import Connection, connect, get_default, set_default
+from nsframe._http import Client
+from nsframe._models import (
+    Branch,
+    IndexInfo,
+    Ref,
+    TableInfo,
+    Tag,
+    Transaction,
+    Version,
+    WriteResult,
+)
+from nsframe._namespace import Namespace
+from nsframe._query import Query
+from nsframe._table import ReadOnlyTableError, Table
 from nsframe._version import __version__
-from nsframe.exceptions import APIError, NsframeError
+from nsframe.exceptions import (
+    APIError,
+    NotFoundError,
+    NsframeError,
+    RequestTimeoutError,
+    TableNotFoundError,
+    TransportError,
+)
 
-__all__ = ["APIError", "NsframeError", "__version__", "exceptions"]
+__all__ = [
+    "APIError",
+    "Branch",
+    "Client",
+    "Connection",
+    "IndexInfo",
+    "Namespace",
+    "NotFoundError",
+    "NsframeError",
+    "Query",
+    "ReadOnlyTableError",
+    "Ref",
+    "RequestTimeoutError",
+    "Table",
+    "TableInfo",
+    "TableNotFoundError",
+    "Tag",
+    "Transaction",
+    "TransportError",
+    "Version",
+    "WriteResult",
+    "__version__",
+    "connect",
+    "exceptions",
+    "get_default",
+    "set_default",
+]
+
+# Tracebacks and reprs show the public path (nsframe.Table), as httpx does.
+for _name in __all__:
+    _obj = globals()[_name]
+    if isinstance(_obj, type) and _obj.__module__.startswith("nsframe._"):
+        _obj.__module__ = "nsframe"
+del _name, _obj

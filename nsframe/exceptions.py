@@ -131,6 +131,8 @@ class APIError(NsframeError):
         title: str | None = None,
         response: Any = None,
         headers: dict[str, str] | None = None,
+        url: str | None = None,
+        request_id: str | None = None,
     ) -> None:
         super().__init__(detail)
         self.detail = detail
@@ -145,9 +147,14 @@ class APIError(NsframeError):
         self.title = title or default_title
         self.response = response
         self.headers = headers or {}
+        # Client side only: the request that failed, so the message can name it.
+        self.url = url
+        self.request_id = request_id
 
     def __str__(self) -> str:
         where = f" ({self.instance})" if self.instance else ""
+        if self.url:
+            where = f" for {self.url}"
         return f"{self.status} {self.title}{where}: {self.detail}"
 
     def to_body(self) -> dict[str, Any]:

@@ -75,3 +75,12 @@ def assert_error(resp: requests.Response, status: int, code: int | None = None) 
         assert body["code"] == code, body
     assert "Traceback" not in resp.text and "/home/" not in resp.text and "/tmp/" not in resp.text
     return body
+
+
+@pytest.fixture
+def conn(base_url: str) -> Iterator[Any]:
+    """An nsframe client connection to the session server."""
+    import nsframe
+
+    with nsframe.connect(base_url) as connection:
+        yield connection

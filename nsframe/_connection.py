@@ -1,0 +1,249 @@
+"""`connect()` and `Connection`: the entry point, for a remote service or a local folder.
+
+A local folder is served by an embedded server on a loopback port, so local and remote
+work go through the same HTTP code path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import os
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nsframe import _frames
+from nsframe._http import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Client, join_id
+from nsframe._models import Transaction
+from nsframe._namespace import Namespace, list_all
+from nsframe._table import Table
+from nsframe.exceptions import NsframeError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+DEFAULT_LOCAL_ROOT = "./nsframe-data"
+_default: Connection | None = None
+
+
+class Connection:
+    """A connection to one nsframe (or any Namespace REST) service.
+
+    Create it with `nsframe.connect`. Use it as a context manager, or call `close`, to
+    release the HTTP pool (and stop the embedded server, if it started one).
+    """
+
+    def __init__(self, client: Client, *, local_root: str | None = None,
+                 stack: contextlib.ExitStack | None = None) -> None:
+        self._client = client
+        self.local_root = local_root
+        self._stack = stack or contextlib.ExitStack()
+        self._stack.callback(client.close)
+        # Stop the embedded server when the connection is garbage collected, too.
+        self._finalizer = weakref.finalize(self, self._stack.close)
+
+    @property
+    def client(self) -> Client:
+        """The HTTP client (one method per REST operation)."""
+        return self._client
+
+    @property
+    def url(self) -> str:
+        return self._client.base_url
+
+    @property
+    def delimiter(self) -> str:
+        return self._client.delimiter
+
+    def close(self) -> None:
+        """Close the HTTP pool and stop the embedded server, if any."""
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ namespaces
+    def namespace(self, ident: str | tuple[str, ...] | list[str] = ()) -> Namespace:
+        """A lazy handle on a namespace (``"a$b"``, or ``()`` for the root)."""
+        return Namespace(self._client, ident)
+
+    def namespaces(self, parent: str | tuple[str, ...] = ()) -> list[str]:
+        """Full ids of the namespaces directly under ``parent`` (the root by default)."""
+        return self.namespace(parent).namespaces()
+
+    def create_namespace(self, ident: str, *, mode: str = "create",
+                         properties: Mapping[str, str] | None = None) -> Namespace:
+        """Create a namespace (``mode``: create, exist_ok or overwrite)."""
+        ns = self.namespace(ident)
+        self._client.create_namespace(ns.id, mode=mode, properties=properties)
+        return ns
+
+    def drop_namespace(self, ident: str, *, mode: str = "fail",
+                       behavior: str = "restrict") -> None:
+        """Drop a namespace. ``mode="skip"`` ignores a missing one; ``behavior="cascade"``
+        drops its tables and namespaces too."""
+        self.namespace(ident).drop(mode=mode, behavior=behavior)
+
+    # ------------------------------------------------------------------ tables
+    def table_names(self, namespace: str | None = None) -> list[str]:
+        """Full ids of the tables in ``namespace``, or of every table when None."""
+        if namespace is None:
+            return sorted(list_all(lambda t: self._client.list_all_tables(page_token=t),
+                                   "tables"))
+        ns = self.namespace(namespace)
+        return [join_id([*ns.parts, name], self.delimiter) for name in ns.table_names()]
+
+    def tables(self, namespace: str | None = None) -> pd.DataFrame:
+        """The tables as a DataFrame with columns ``id``, ``namespace`` and ``name``."""
+        import pyarrow as pa
+
+        ids = self.table_names(namespace)
+        parts = [i.split(self.delimiter) for i in ids]
+        frame = pa.table({
+            "id": ids,
+            "namespace": [join_id(p[:-1], self.delimiter) for p in parts],
+            "name": [p[-1] for p in parts],
+        })
+        return _frames.to_pandas(frame)
+
+    def table(self, ident: str | tuple[str, ...] | list[str]) -> Table:
+        """A lazy handle on table ``ident`` (``"db$items"``); nothing is sent yet."""
+        return Table(self._client, ident)
+
+    def __getitem__(self, ident: str) -> Table:
+        return self.table(ident)
+
+    def open_table(self, ident: str) -> Table:
+        """A handle on an existing table (LanceDB's name); raises if it does not exist."""
+        table = self.table(ident)
+        table.describe()
+        return table
+
+    def create_table(self, ident: str, data: Any = None, schema: Any = None, *,
+                     mode: str = "create", properties: Mapping[str, str] | None = None) -> Table:
+        """Create a table from ``data`` and/or an Arrow ``schema``.
+
+        With neither, the table is only declared; the first insert creates it.
+        ``mode``: create (fail if it exists), exist_ok or overwrite.
+        """
+        table = self.table(ident)
+        if data is None and schema is None:
+            self._client.declare_table(table.id, properties=properties)
+            return table
+        import pyarrow as pa
+
+        if data is None:
+            reader = pa.RecordBatchReader.from_batches(schema, [])
+        else:
+            reader = _frames.to_reader(data, schema)
+        self._client.create_table(table.id, _frames.ipc_stream_chunks(reader), mode=mode,
+                                  properties=properties)
+        return table
+
+    def drop_table(self, ident: str) -> None:
+        """Drop a table and all its versions."""
+        self._client.drop_table(self.table(ident).id)
+
+    def transaction(self, transaction_id: str) -> Transaction:
+        """The state of a long-running operation, by the ``transaction_id`` it returned."""
+        data = self._client.describe_transaction(transaction_id)
+        return Transaction.from_json(transaction_id, data)
+
+    # ------------------------------------------------------------------ display
+    def __repr__(self) -> str:
+        where = f", local={self.local_root!r}" if self.local_root else ""
+        state = ", closed" if self.closed else ""
+        return f"Connection({self._client!r}{where}{state})"
+
+    def _repr_html_(self) -> str:
+        try:
+            names = self.namespaces()
+            listing = "".join(f"<li><code>{html.escape(n)}</code></li>" for n in names)
+            body = f"{len(names)} namespaces<ul>{listing}</ul>"
+        except NsframeError as exc:
+            body = f"unavailable ({html.escape(type(exc).__name__)})"
+        return f"<div><b>nsframe</b> <code>{html.escape(repr(self))}</code>: {body}</div>"
+
+
+def _is_remote(url: str) -> bool:
+    return url.startswith(("http://", "https://"))
+
+
+def connect(
+    url: str | os.PathLike[str] | None = None,
+    *,
+    api_key: str | None = None,
+    token: str | None = None,
+    database: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    context: Mapping[str, str] | None = None,
+    delimiter: str = "$",
+    timeout: float | None = DEFAULT_TIMEOUT,
+    retries: int = DEFAULT_RETRIES,
+) -> Connection:
+    """Connect to a service, or serve a local folder and connect to that.
+
+    Args:
+        url: ``http(s)://host:port`` of a service; or a local folder to serve with an
+            embedded server (default ``$NSFRAME_URL``, else ``./nsframe-data``).
+        api_key: Sent as ``x-api-key`` (default ``$NSFRAME_API_KEY``).
+        token: Sent as ``Authorization: Bearer`` (default ``$NSFRAME_TOKEN``).
+        database: Sent as ``x-service-database``.
+        headers: Extra headers for every request.
+        context: Sent as ``x-service-ctx-<key>`` headers.
+        delimiter: The id delimiter (``$``).
+        timeout: Seconds to wait for each answer.
+        retries: Retries of idempotent calls on 429/503 or a broken connection.
+
+    Example:
+        >>> conn = nsframe.connect("http://127.0.0.1:2333", api_key="...")
+        >>> conn["db$items"].search([0.1] * 128).limit(5).to_pandas()
+    """
+    if url is None:
+        url = os.environ.get("NSFRAME_URL") or DEFAULT_LOCAL_ROOT
+    url = os.fspath(url)
+    api_key = api_key if api_key is not None else os.environ.get("NSFRAME_API_KEY")
+    token = token if token is not None else os.environ.get("NSFRAME_TOKEN")
+    options: dict[str, Any] = {"database": database, "headers": headers, "context": context,
+                               "delimiter": delimiter, "timeout": timeout, "retries": retries}
+    if _is_remote(url):
+        return Connection(Client(url, api_key=api_key, token=token, **options))
+    root = url[len("file://"):] if url.startswith("file://") else url
+    # Imported here only: a remote connection never loads the server's dependencies.
+    from nsframe.server import serve_in_thread
+
+    Path(root).mkdir(parents=True, exist_ok=True)
+    stack = contextlib.ExitStack()
+    try:
+        running = stack.enter_context(serve_in_thread(root, token=token or "generate"))
+        client = Client(running.url, api_key=api_key, token=running.token, **options)
+    except BaseException:
+        stack.close()
+        raise
+    return Connection(client, local_root=str(Path(root).resolve()), stack=stack)
+
+
+def set_default(conn: Connection | None) -> None:
+    """Make ``conn`` the connection that accessors and string table names use."""
+    global _default
+    if conn is not None and not isinstance(conn, Connection):
+        raise TypeError(f"set_default() takes a Connection, got {type(conn).__name__}.")
+    _default = conn
+
+
+def get_default() -> Connection:
+    """The connection set by `set_default`; raises if there is none."""
+    if _default is None or _default.closed:
+        raise RuntimeError(
+            "No default connection: call nsframe.set_default(nsframe.connect(...)) first."
+        )
+    return _default

@@ -1,0 +1,471 @@
+"""The one place that talks HTTP: one `requests.Session`, URLs, retries, error mapping.
+
+Every REST operation of the contract has one method on `Client`; each returns the decoded
+JSON (or Arrow) and raises the `nsframe.exceptions` class the error body names.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json as jsonlib
+import random
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import quote
+
+import pyarrow as pa
+import requests
+import urllib3
+
+from nsframe import _spec
+from nsframe._version import __version__
+from nsframe.exceptions import (
+    NotFoundError,
+    RequestTimeoutError,
+    ResponseDecodeError,
+    TransportError,
+    error_class_for,
+)
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_RETRIES = 3
+RETRY_STATUSES = frozenset({429, 503})
+# Never sleep longer than this for one retry, whatever Retry-After says.
+MAX_RETRY_DELAY = 30.0
+
+
+def join_id(parts: Iterable[str], delimiter: str = _spec.DEFAULT_DELIMITER) -> str:
+    """The string form of an identifier; no parts is the root namespace."""
+    parts = list(parts)
+    return delimiter.join(parts) if parts else delimiter
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class Client:
+    """A thin client for the Namespace and Table REST contract.
+
+    Args:
+        base_url: Where the service listens, e.g. ``http://127.0.0.1:2333``.
+        api_key: Sent as ``x-api-key``.
+        token: Sent as ``Authorization: Bearer <token>``.
+        database: Sent as ``x-service-database``.
+        headers: Extra headers for every request.
+        context: Sent as ``x-service-ctx-<key>`` headers on every request.
+        delimiter: The identifier delimiter; sent as ``?delimiter=`` when not ``$``.
+        timeout: Seconds to wait for the server (connect and each read).
+        retries: How many times an idempotent call is retried on 429/503 or a
+            broken connection.
+        backoff: First retry delay in seconds; doubled each attempt, with jitter.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        token: str | None = None,
+        database: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        context: Mapping[str, str] | None = None,
+        delimiter: str = _spec.DEFAULT_DELIMITER,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
+        backoff: float = 0.25,
+    ) -> None:
+        if not delimiter:
+            raise ValueError("delimiter must be a non-empty string, such as '$'.")
+        if retries < 0:
+            raise ValueError(f"retries must be >= 0, got {retries}.")
+        self.base_url = base_url.rstrip("/")
+        self.database = database
+        self.delimiter = delimiter
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.context = dict(context or {})
+        # Listing page size (the `limit` sent); None lets the server choose.
+        self.page_size: int | None = None
+        self._has_api_key = api_key is not None
+        self._has_token = token is not None
+        self._session = requests.Session()
+        self._session.headers["User-Agent"] = f"nsframe/{__version__}"
+        self._session.headers.update(headers or {})
+        if api_key is not None:
+            self._session.headers[_spec.API_KEY_HEADER] = api_key
+        if token is not None:
+            self._session.headers["Authorization"] = f"Bearer {token}"
+        if database is not None:
+            self._session.headers[_spec.DATABASE_HEADER] = database
+        for key, value in self.context.items():
+            self._session.headers[_spec.CONTEXT_HEADER_PREFIX + key] = str(value)
+
+    def __repr__(self) -> str:
+        secrets = [name for name, present in (("api_key", self._has_api_key),
+                                              ("token", self._has_token)) if present]
+        shown = "".join(f", {name}=***" for name in secrets)
+        database = f", database={self.database!r}" if self.database else ""
+        return f"Client({self.base_url!r}{database}{shown})"
+
+    def close(self) -> None:
+        self._session.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ plumbing
+    def url(self, template: str, ident: str | None = None, **parts: str) -> str:
+        """The full URL of ``template``, each path part URL-quoted (names are user data)."""
+        path = template
+        if ident is not None:
+            path = path.replace("{id}", quote(ident, safe=""))
+        for key, value in parts.items():
+            path = path.replace("{" + key + "}", quote(value, safe=""))
+        return self.base_url + path
+
+    def request(
+        self,
+        method: str,
+        template: str,
+        ident: str | None = None,
+        *,
+        idempotent: bool,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        data: bytes | Iterator[bytes] | None = None,
+        content_type: str | None = None,
+        parts: Mapping[str, str] | None = None,
+        stream: bool = False,
+    ) -> requests.Response:
+        """Send one request; retry it if it is safe to; raise for any error answer."""
+        url = self.url(template, ident, **(parts or {}))
+        query = {k: _param(v) for k, v in (params or {}).items() if v is not None}
+        if self.delimiter != _spec.DEFAULT_DELIMITER:
+            query["delimiter"] = self.delimiter
+        headers = {_spec.REQUEST_ID_HEADER: uuid.uuid4().hex}
+        body: bytes | Iterator[bytes] | None = data
+        if json is not None:
+            body = jsonlib.dumps(json).encode("utf-8")
+            content_type = _spec.JSON
+        if content_type:
+            headers["Content-Type"] = content_type
+        attempts = self.retries + 1 if idempotent else 1
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                resp = self._session.request(method, url, params=query, data=body,
+                                             headers=headers, timeout=self.timeout,
+                                             stream=stream)
+            except requests.RequestException as exc:
+                # A connection that failed (or broke) is retried; a slow answer is not,
+                # since the server may still be working on it.
+                if isinstance(exc, requests.ConnectionError) and not last:
+                    self._sleep(attempt, None)
+                    continue
+                if isinstance(exc, requests.Timeout):
+                    raise RequestTimeoutError(
+                        f"{method} {url} got no answer within {self.timeout}s: the server is "
+                        "busy or unreachable; raise timeout= in connect() if the work is slow."
+                    ) from exc
+                raise TransportError(
+                    f"{method} {url} failed: could not talk to the server ({exc}). "
+                    "Check the URL and that the server is running."
+                ) from exc
+            if resp.status_code in RETRY_STATUSES and not last:
+                self._sleep(attempt, retry_after(resp.headers.get("Retry-After")))
+                resp.close()
+                continue
+            raise_for_response(resp)
+            return resp
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _sleep(self, attempt: int, hinted: float | None) -> None:
+        if hinted is not None:
+            delay = hinted
+        else:
+            delay = self.backoff * (2 ** attempt) * (0.5 + random.random())
+        time.sleep(min(delay, MAX_RETRY_DELAY))
+
+    def call_json(self, method: str, template: str, ident: str | None = None, *,
+                  idempotent: bool, **options: Any) -> Any:
+        resp = self.request(method, template, ident, idempotent=idempotent, **options)
+        return decode_json(resp)
+
+    def post(self, template: str, ident: str, body: dict[str, Any] | None = None, *,
+             idempotent: bool, **options: Any) -> Any:
+        return self.call_json("POST", template, ident, idempotent=idempotent,
+                              json=body if body is not None else {}, **options)
+
+    # ------------------------------------------------------------------ namespaces
+    def create_namespace(self, ident: str, mode: str = "create",
+                         properties: Mapping[str, str] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"mode": mode}
+        if properties:
+            body["properties"] = dict(properties)
+        return _as_dict(self.post(_spec.NAMESPACE_CREATE, ident, body, idempotent=False))
+
+    def list_namespaces(self, ident: str, page_token: str | None = None,
+                        limit: int | None = None) -> dict[str, Any]:
+        return _as_dict(self.call_json("GET", _spec.NAMESPACE_LIST, ident, idempotent=True,
+                                       params={"page_token": page_token,
+                                               "limit": limit or self.page_size}))
+
+    def describe_namespace(self, ident: str) -> dict[str, Any]:
+        return _as_dict(self.post(_spec.NAMESPACE_DESCRIBE, ident, idempotent=True))
+
+    def namespace_exists(self, ident: str) -> bool:
+        return self._exists(_spec.NAMESPACE_EXISTS, ident)
+
+    def drop_namespace(self, ident: str, mode: str = "fail",
+                       behavior: str = "restrict") -> dict[str, Any]:
+        return _as_dict(self.post(_spec.NAMESPACE_DROP, ident,
+                                  {"mode": mode, "behavior": behavior}, idempotent=False))
+
+    # ------------------------------------------------------------------ tables
+    def list_tables(self, namespace: str, page_token: str | None = None,
+                    limit: int | None = None) -> dict[str, Any]:
+        return _as_dict(self.call_json("GET", _spec.NAMESPACE_TABLE_LIST, namespace,
+                                       idempotent=True,
+                                       params={"page_token": page_token,
+                                               "limit": limit or self.page_size}))
+
+    def list_all_tables(self, page_token: str | None = None,
+                        limit: int | None = None) -> dict[str, Any]:
+        return _as_dict(self.call_json("GET", _spec.TABLE_LIST_ALL, idempotent=True,
+                                       params={"page_token": page_token,
+                                               "limit": limit or self.page_size}))
+
+    def create_table(self, ident: str, stream: Iterator[bytes], mode: str = "create",
+                     properties: Mapping[str, str] | None = None) -> dict[str, Any]:
+        params = {"mode": mode,
+                  "properties": jsonlib.dumps(dict(properties)) if properties else None}
+        return _as_dict(self.call_json("POST", _spec.TABLE_CREATE, ident, idempotent=False,
+                                       params=params, data=stream,
+                                       content_type=_spec.ARROW_STREAM))
+
+    def declare_table(self, ident: str,
+                      properties: Mapping[str, str] | None = None) -> dict[str, Any]:
+        body = {"properties": dict(properties)} if properties else {}
+        return _as_dict(self.post(_spec.TABLE_DECLARE, ident, body, idempotent=False))
+
+    def describe_table(self, ident: str, *, version: int | None = None,
+                       branch: str | None = None) -> dict[str, Any]:
+        body = _compact(version=version, branch=branch)
+        # Upstream servers send the version and schema only when asked for details.
+        return _as_dict(self.post(_spec.TABLE_DESCRIBE, ident, body, idempotent=True,
+                                  params={"load_detailed_metadata": True}))
+
+    def table_exists(self, ident: str) -> bool:
+        return self._exists(_spec.TABLE_EXISTS, ident)
+
+    def drop_table(self, ident: str) -> dict[str, Any]:
+        return _as_dict(self.post(_spec.TABLE_DROP, ident, idempotent=False))
+
+    def count_rows(self, ident: str, *, predicate: str | None = None,
+                   version: int | None = None, branch: str | None = None) -> int:
+        body = _compact(predicate=predicate, version=version, branch=branch)
+        answer = self.post(_spec.TABLE_COUNT_ROWS, ident, body, idempotent=True)
+        # The contract answers a bare integer; the reference server wraps it in {"count": n}.
+        if isinstance(answer, dict):
+            answer = answer.get("count")
+        if not isinstance(answer, int) or isinstance(answer, bool):
+            raise ResponseDecodeError(f"count_rows of {ident!r} answered {answer!r}, "
+                                      "not an integer.")
+        return answer
+
+    def insert(self, ident: str, stream: Iterator[bytes], *, mode: str = "append",
+               branch: str | None = None) -> dict[str, Any]:
+        return _as_dict(self.call_json("POST", _spec.TABLE_INSERT, ident, idempotent=False,
+                                       params={"mode": mode, "branch": branch}, data=stream,
+                                       content_type=_spec.ARROW_STREAM))
+
+    def delete(self, ident: str, predicate: str, *, branch: str | None = None) -> dict[str, Any]:
+        body = _compact(predicate=predicate, branch=branch)
+        return _as_dict(self.post(_spec.TABLE_DELETE, ident, body, idempotent=False))
+
+    def query(self, ident: str, body: dict[str, Any]) -> pa.Table:
+        # Streamed, so that a large result is read in one call rather than in requests'
+        # 10 KiB chunks.
+        resp = self.request("POST", _spec.TABLE_QUERY, ident, idempotent=True, json=body,
+                            stream=True)
+        return decode_arrow(resp)
+
+    # ------------------------------------------------------------------ indexes
+    def create_index(self, ident: str, body: dict[str, Any], *,
+                     scalar: bool = False) -> dict[str, Any]:
+        template = _spec.INDEX_CREATE_SCALAR if scalar else _spec.INDEX_CREATE
+        return _as_dict(self.post(template, ident, body, idempotent=False))
+
+    def list_indices(self, ident: str, *, version: int | None = None,
+                     branch: str | None = None) -> dict[str, Any]:
+        body = _compact(version=version, branch=branch)
+        return _as_dict(self.post(_spec.INDEX_LIST, ident, body, idempotent=True))
+
+    def index_stats(self, ident: str, index_name: str) -> dict[str, Any]:
+        return _as_dict(self.post(_spec.INDEX_STATS, ident, idempotent=True,
+                                  parts={"index_name": index_name}))
+
+    def drop_index(self, ident: str, index_name: str) -> dict[str, Any]:
+        return _as_dict(self.post(_spec.INDEX_DROP, ident, idempotent=False,
+                                  parts={"index_name": index_name}))
+
+    # ------------------------------------------------------------------ versions
+    def list_versions(self, ident: str, *, branch: str | None = None,
+                      page_token: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        params = {"branch": branch, "page_token": page_token, "limit": limit or self.page_size}
+        return _as_dict(self.post(_spec.VERSION_LIST, ident, idempotent=True, params=params))
+
+    def restore(self, ident: str, version: int, *, branch: str | None = None) -> dict[str, Any]:
+        body = _compact(version=version, branch=branch)
+        return _as_dict(self.post(_spec.RESTORE, ident, body, idempotent=False))
+
+    def list_tags(self, ident: str, *, page_token: str | None = None,
+                  limit: int | None = None) -> dict[str, Any]:
+        params = {"page_token": page_token, "limit": limit or self.page_size}
+        return _as_dict(self.post(_spec.TAGS_LIST, ident, idempotent=True, params=params))
+
+    def create_tag(self, ident: str, tag: str, version: int, *,
+                   branch: str | None = None) -> dict[str, Any]:
+        body = _compact(tag=tag, version=version, branch=branch)
+        return _as_dict(self.post(_spec.TAGS_CREATE, ident, body, idempotent=False))
+
+    def update_tag(self, ident: str, tag: str, version: int, *,
+                   branch: str | None = None) -> dict[str, Any]:
+        body = _compact(tag=tag, version=version, branch=branch)
+        return _as_dict(self.post(_spec.TAGS_UPDATE, ident, body, idempotent=False))
+
+    def delete_tag(self, ident: str, tag: str) -> dict[str, Any]:
+        return _as_dict(self.post(_spec.TAGS_DELETE, ident, {"tag": tag}, idempotent=False))
+
+    def tag_version(self, ident: str, tag: str) -> dict[str, Any]:
+        return _as_dict(self.post(_spec.TAGS_VERSION, ident, {"tag": tag}, idempotent=True))
+
+    def list_branches(self, ident: str, *, page_token: str | None = None,
+                      limit: int | None = None) -> dict[str, Any]:
+        params = {"page_token": page_token, "limit": limit or self.page_size}
+        return _as_dict(self.post(_spec.BRANCHES_LIST, ident, idempotent=True, params=params))
+
+    def create_branch(self, ident: str, name: str, *, from_branch: str | None = None,
+                      from_version: int | None = None) -> dict[str, Any]:
+        body = _compact(name=name, from_branch=from_branch, from_version=from_version)
+        return _as_dict(self.post(_spec.BRANCHES_CREATE, ident, body, idempotent=False))
+
+    def delete_branch(self, ident: str, name: str) -> dict[str, Any]:
+        return _as_dict(self.post(_spec.BRANCHES_DELETE, ident, {"name": name},
+                                  idempotent=False))
+
+    def describe_transaction(self, transaction_id: str) -> dict[str, Any]:
+        return _as_dict(self.post(_spec.TRANSACTION_DESCRIBE, transaction_id, idempotent=True))
+
+    # ------------------------------------------------------------------ helpers
+    def _exists(self, template: str, ident: str) -> bool:
+        try:
+            self.request("POST", template, ident, idempotent=True, json={})
+        except NotFoundError:
+            return False
+        return True
+
+
+def _param(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _compact(**members: Any) -> dict[str, Any]:
+    return {k: v for k, v in members.items() if v is not None}
+
+
+def _as_dict(answer: Any) -> dict[str, Any]:
+    # 204 and other empty answers decode to None.
+    if answer is None:
+        return {}
+    if not isinstance(answer, dict):
+        raise ResponseDecodeError(f"Expected a JSON object from the server, got {answer!r}.")
+    return answer
+
+
+def decode_json(resp: requests.Response) -> Any:
+    """The JSON of a 2xx answer; ``None`` for an empty body."""
+    if not resp.content:
+        return None
+    try:
+        return resp.json()
+    except ValueError as exc:
+        raise ResponseDecodeError(
+            f"{resp.request.method} {resp.url} answered {resp.status_code} with a body that "
+            f"is not JSON: {resp.text[:200]!r}"
+        ) from exc
+
+
+def decode_arrow(resp: requests.Response) -> pa.Table:
+    """An Arrow IPC file body (or a stream, which some servers send) as a table."""
+    try:
+        content = resp.raw.read(decode_content=True) if resp.raw is not None else resp.content
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise TransportError(f"The answer of {resp.url} broke off: {exc}") from exc
+    finally:
+        resp.close()
+    buffer = pa.py_buffer(content)
+    try:
+        if content[:6] == b"ARROW1":
+            return pa.ipc.open_file(buffer).read_all()
+        return pa.ipc.open_stream(buffer).read_all()
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ResponseDecodeError(
+            f"{resp.request.method} {resp.url} answered {resp.status_code} with a body that is "
+            f"not Arrow IPC ({exc})."
+        ) from exc
+
+
+def raise_for_response(resp: requests.Response) -> None:
+    """Raise the `APIError` subclass an error answer names; do nothing for 1xx-3xx."""
+    if resp.status_code < 400:
+        return
+    body: dict[str, Any] = {}
+    try:
+        parsed = resp.json()
+        if isinstance(parsed, dict):
+            body = parsed
+    except ValueError:
+        pass
+    code = body.get("code")
+    if not isinstance(code, int) or isinstance(code, bool):
+        code = None
+    detail = body.get("detail") or body.get("error") or resp.text.strip() or resp.reason
+    cls = error_class_for(resp.status_code, code)
+    method = resp.request.method if resp.request is not None else "?"
+    raise cls(
+        str(detail),
+        instance=_str_or_none(body.get("instance")),
+        status=resp.status_code,
+        code=code,
+        type=_str_or_none(body.get("type")),
+        title=_str_or_none(body.get("title")),
+        response=resp,
+        headers=dict(resp.headers),
+        url=f"{method} {resp.url}",
+        request_id=resp.request.headers.get(_spec.REQUEST_ID_HEADER) if resp.request else None,
+    )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+

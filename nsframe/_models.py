@@ -1,0 +1,249 @@
+"""Answers of the service as frozen dataclasses; each keeps the JSON it came from in ``raw``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import pyarrow as pa
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _main(branch: Any) -> str:
+    return branch if isinstance(branch, str) and branch else "main"
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of a table (upstream ``TableVersion``)."""
+
+    version: int
+    timestamp: datetime | None = None
+    manifest_path: str | None = None
+    manifest_size: int | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Version:
+        millis = _int(data.get("timestamp_millis"))
+        stamp = datetime.fromtimestamp(millis / 1000, tz=timezone.utc) if millis is not None \
+            else None
+        if stamp is None and isinstance(data.get("timestamp"), str):
+            try:
+                stamp = datetime.fromisoformat(data["timestamp"].replace("Z", "+00:00"))
+            except ValueError:
+                stamp = None
+        return cls(
+            version=int(data["version"]),
+            timestamp=stamp,
+            manifest_path=data.get("manifest_path"),
+            manifest_size=_int(data.get("manifest_size")),
+            metadata=_str_map(data.get("metadata")),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A named pointer to a version of a branch (``branch`` is ``"main"`` for main)."""
+
+    name: str
+    version: int
+    branch: str = "main"
+    manifest_size: int | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, name: str, data: dict[str, Any]) -> Tag:
+        return cls(name=name, version=int(data["version"]), branch=_main(data.get("branch")),
+                   manifest_size=_int(data.get("manifestSize", data.get("manifest_size"))),
+                   raw=data)
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A named line of versions, forked from ``parent_branch`` at ``parent_version``."""
+
+    name: str
+    parent_branch: str = "main"
+    parent_version: int | None = None
+    created_at: datetime | None = None
+    manifest_size: int | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, name: str, data: dict[str, Any]) -> Branch:
+        seconds = _int(data.get("createAt", data.get("create_at")))
+        return cls(
+            name=name,
+            parent_branch=_main(data.get("parentBranch", data.get("parent_branch"))),
+            parent_version=_int(data.get("parentVersion", data.get("parent_version"))),
+            created_at=datetime.fromtimestamp(seconds, tz=timezone.utc)
+            if seconds is not None else None,
+            manifest_size=_int(data.get("manifestSize", data.get("manifest_size"))),
+            metadata=_str_map(data.get("metadata")),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """An index of a table (upstream ``IndexContent``)."""
+
+    name: str
+    columns: tuple[str, ...]
+    index_type: str | None = None
+    status: str | None = None
+    uuid: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> IndexInfo:
+        return cls(
+            name=str(data.get("index_name") or data.get("name") or ""),
+            columns=tuple(str(c) for c in data.get("columns") or ()),
+            index_type=data.get("index_type"),
+            status=data.get("status"),
+            uuid=data.get("index_uuid"),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What describe says about a table."""
+
+    name: str
+    namespace: tuple[str, ...]
+    version: int | None
+    num_rows: int | None = None
+    is_only_declared: bool = False
+    properties: dict[str, str] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], ident: tuple[str, ...]) -> TableInfo:
+        stats = data.get("stats") if isinstance(data.get("stats"), dict) else {}
+        assert isinstance(stats, dict)
+        return cls(
+            name=str(data.get("table") or ident[-1]),
+            namespace=tuple(data.get("namespace") or ident[:-1]),
+            version=_int(data.get("version")),
+            num_rows=_int(stats.get("num_rows")),
+            is_only_declared=bool(data.get("is_only_declared")),
+            properties=_str_map(data.get("properties")),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """The outcome of a write: the version it committed and how many rows it touched."""
+
+    version: int | None
+    num_rows: int | None = None
+    transaction_id: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], rows_key: str) -> WriteResult:
+        txn = data.get("transaction_id")
+        return cls(version=_int(data.get("version")), num_rows=_int(data.get(rows_key)),
+                   transaction_id=txn if isinstance(txn, str) else None, raw=data)
+
+
+@dataclass(frozen=True)
+class Transaction:
+    """The state of a long-running operation."""
+
+    id: str
+    status: str
+    properties: dict[str, str] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, ident: str, data: dict[str, Any]) -> Transaction:
+        return cls(id=ident, status=str(data.get("status")),
+                   properties=_str_map(data.get("properties")), raw=data)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """Which state of a table a handle reads: a branch (None = main), pinned at a version
+    (None = latest). ``tag`` records the tag a pinned version came from, for display."""
+
+    branch: str | None = None
+    version: int | None = None
+    tag: str | None = None
+
+    @property
+    def read_only(self) -> bool:
+        return self.version is not None
+
+    def describe(self) -> str:
+        parts = [f"branch {self.branch!r}" if self.branch else "main"]
+        if self.tag is not None:
+            parts.append(f"tag {self.tag!r} (version {self.version})")
+        elif self.version is not None:
+            parts.append(f"version {self.version}")
+        return ", ".join(parts)
+
+
+_JSON_TYPES: dict[str, Any] = {
+    "null": pa.null(), "bool": pa.bool_(), "boolean": pa.bool_(),
+    "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
+    "uint8": pa.uint8(), "uint16": pa.uint16(), "uint32": pa.uint32(), "uint64": pa.uint64(),
+    "float16": pa.float16(), "float32": pa.float32(), "float64": pa.float64(),
+    "float": pa.float32(), "double": pa.float64(), "halffloat": pa.float16(),
+    "utf8": pa.string(), "string": pa.string(), "large_utf8": pa.large_string(),
+    "large_string": pa.large_string(), "binary": pa.binary(), "large_binary": pa.large_binary(),
+    "date32": pa.date32(), "date64": pa.date64(), "timestamp": pa.timestamp("us"),
+}
+
+
+def schema_from_json(data: dict[str, Any]) -> pa.Schema:
+    """An Arrow schema from upstream's ``JsonArrowSchema`` (used when a server sends no
+    ``arrow_schema``); unknown type names raise ValueError."""
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else None
+    return pa.schema([_field_from_json(f) for f in data.get("fields") or []], metadata=metadata)
+
+
+def _field_from_json(data: dict[str, Any]) -> pa.Field:
+    return pa.field(str(data["name"]), _type_from_json(data["type"]),
+                    nullable=bool(data.get("nullable", True)))
+
+
+def _type_from_json(data: dict[str, Any]) -> pa.DataType:
+    name = str(data.get("type", "")).lower()
+    children = [_field_from_json(f) for f in data.get("fields") or []]
+    if name == "fixed_size_list":
+        return pa.list_(children[0], int(data["length"]))
+    if name in ("list", "large_list"):
+        return pa.list_(children[0]) if name == "list" else pa.large_list(children[0])
+    if name == "struct":
+        return pa.struct(children)
+    if name in _JSON_TYPES:
+        result: pa.DataType = _JSON_TYPES[name]
+        return result
+    raise ValueError(f"Unknown type {name!r} in the table's JSON schema.")
+
+
+def vector_dimensions(schema: pa.Schema) -> dict[str, int]:
+    """Columns that hold fixed-size lists of numbers (vectors), with their dimension."""
+    dims: dict[str, int] = {}
+    for f in schema:
+        t = f.type
+        if pa.types.is_fixed_size_list(t) and (pa.types.is_floating(t.value_type)
+                                                or pa.types.is_integer(t.value_type)):
+            dims[f.name] = t.list_size
+    return dims

@@ -1,0 +1,114 @@
+"""`Namespace`: a lazy handle on one namespace (a folder of tables and namespaces)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from nsframe._http import Client, join_id
+from nsframe.exceptions import NsframeError
+
+if TYPE_CHECKING:
+    from nsframe._table import Table
+
+
+def list_all(fetch: Any, key: str) -> list[str]:
+    """Every item of a paged listing: follow ``page_token`` until it is empty."""
+    items: list[str] = []
+    token: str | None = None
+    while True:
+        page = fetch(token)
+        items.extend(str(x) for x in page.get(key) or [])
+        token = page.get("page_token") or None
+        if token is None:
+            return items
+
+
+class Namespace:
+    """A namespace of the service, addressed by its id parts (``()`` is the root)."""
+
+    def __init__(self, client: Client, ident: Sequence[str] | str) -> None:
+        if isinstance(ident, str):
+            ident = [] if ident in ("", client.delimiter) else ident.split(client.delimiter)
+        self._client = client
+        self._parts: tuple[str, ...] = tuple(ident)
+
+    @property
+    def id(self) -> str:
+        """The id as a string; the delimiter alone is the root namespace."""
+        return join_id(self._parts, self._client.delimiter)
+
+    @property
+    def name(self) -> str:
+        return self._parts[-1] if self._parts else ""
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return self._parts
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Namespace) and other._client is self._client
+                and other._parts == self._parts)
+
+    def __hash__(self) -> int:
+        return hash(self._parts)
+
+    def properties(self) -> dict[str, str] | None:
+        """The namespace's properties (None when the server does not keep any)."""
+        props = self._client.describe_namespace(self.id).get("properties")
+        return {str(k): str(v) for k, v in props.items()} if isinstance(props, dict) else None
+
+    def exists(self) -> bool:
+        """Whether the namespace exists on the server."""
+        return self._client.namespace_exists(self.id)
+
+    def namespaces(self) -> list[str]:
+        """Full ids of the child namespaces, sorted."""
+        names = list_all(lambda t: self._client.list_namespaces(self.id, page_token=t),
+                         "namespaces")
+        return sorted(join_id([*self._parts, n], self._client.delimiter) for n in names)
+
+    def table_names(self) -> list[str]:
+        """Names of the tables directly in this namespace, sorted."""
+        return sorted(list_all(lambda t: self._client.list_tables(self.id, page_token=t),
+                               "tables"))
+
+    def table(self, name: str) -> Table:
+        """A lazy handle on table ``name`` of this namespace."""
+        from nsframe._table import Table
+
+        return Table(self._client, [*self._parts, name])
+
+    def __getitem__(self, name: str) -> Table:
+        return self.table(name)
+
+    def create_namespace(self, name: str, *, mode: str = "create",
+                         properties: dict[str, str] | None = None) -> Namespace:
+        """Create a child namespace and return a handle on it."""
+        child = Namespace(self._client, [*self._parts, name])
+        self._client.create_namespace(child.id, mode=mode, properties=properties)
+        return child
+
+    def drop(self, *, mode: str = "fail", behavior: str = "restrict") -> None:
+        """Drop this namespace (``behavior="cascade"`` drops its content too)."""
+        self._client.drop_namespace(self.id, mode=mode, behavior=behavior)
+
+    def _summary(self) -> str:
+        try:
+            return f"{len(self.table_names())} tables, {len(self.namespaces())} namespaces"
+        except NsframeError as exc:
+            return f"unavailable: {type(exc).__name__}"
+
+    def __repr__(self) -> str:
+        return f"Namespace({self.id!r}): {self._summary()}"
+
+    def _repr_html_(self) -> str:
+        try:
+            tables = self.table_names()
+        except NsframeError as exc:
+            return f"<div><b>nsframe Namespace</b> <code>{html.escape(self.id)}</code>: " \
+                   f"unavailable ({html.escape(type(exc).__name__)})</div>"
+        items = "".join(f"<li><code>{html.escape(t)}</code></li>" for t in tables)
+        return (f"<div><b>nsframe Namespace</b> <code>{html.escape(self.id)}</code>: "
+                f"{len(tables)} tables<ul>{items}</ul></div>")

@@ -1,0 +1,245 @@
+"""The immutable query builder: every call returns a new `Query`; only terminals send.
+
+The body follows the namespace ``QueryTableRequest`` shape (SEED_SPEC.md "Query a table"),
+so any server of the contract understands it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from nsframe import _frames, _spec
+from nsframe._models import Ref
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+    from nsframe._http import Client
+
+DEFAULT_SEARCH_K = 10
+DISTANCE_TYPES = ("l2", "euclidean", "cosine", "dot", "inner_product", "hamming")
+
+
+def _vector_json(vector: Any) -> tuple[str, list[Any]]:
+    """(``single_vector`` | ``multi_vector``, plain lists) from a list or numpy array."""
+    values = vector.tolist() if hasattr(vector, "tolist") else vector
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError(f"A query vector must be a list or array of numbers, got {vector!r}.")
+    values = list(values)
+    if values and all(hasattr(v, "__len__") for v in values):
+        return "multi_vector", [[float(x) for x in v] for v in values]
+    try:
+        return "single_vector", [float(x) for x in values]
+    except (TypeError, ValueError) as exc:
+        raise TypeError("A query vector must hold numbers only.") from exc
+
+
+def _non_negative(name: str, value: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}.")
+    return value
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query on one table, built step by step; nothing is sent before a terminal call.
+
+    Create one with `Table.search`. Terminals: `to_arrow`, `to_pandas`, `to_polars`,
+    `to_list`. `explain` returns the JSON body that will be sent.
+
+    Example:
+        >>> tbl.search([0.1, 0.2]).where("year > 2000").select(["title"]).limit(5).to_pandas()
+    """
+
+    client: Client
+    ident: str
+    ref: Ref = Ref()  # noqa: RUF009 (Ref is frozen, so one shared default is safe)
+    vector: tuple[str, tuple[Any, ...]] | None = None
+    text: str | None = None
+    text_columns: tuple[str, ...] | None = None
+    vector_column: str | None = None
+    filter: str | None = None
+    prefilter: bool | None = None
+    columns: tuple[str, ...] | tuple[tuple[str, str], ...] | None = None
+    k: int | None = None
+    skip: int | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+
+    # ------------------------------------------------------------------ builders
+    def where(self, sql: str, prefilter: bool | None = None) -> Query:
+        """Keep rows matching the SQL condition; ``prefilter`` filters before the search."""
+        if not isinstance(sql, str) or not sql.strip():
+            raise ValueError("where() needs a SQL condition such as \"year > 2000\".")
+        return replace(self, filter=sql, prefilter=prefilter)
+
+    def select(self, columns: Sequence[str] | Mapping[str, str]) -> Query:
+        """Columns to return: a list of names, or ``{alias: expression}``."""
+        if isinstance(columns, Mapping):
+            return replace(self, columns=tuple((str(a), str(e)) for a, e in columns.items()))
+        if isinstance(columns, str):
+            raise TypeError("select() takes a list of column names, not one string.")
+        return replace(self, columns=tuple(str(c) for c in columns))
+
+    def limit(self, k: int) -> Query:
+        """Return at most ``k`` rows (for a plain scan, 0 means no limit)."""
+        return replace(self, k=_non_negative("limit", k))
+
+    def offset(self, n: int) -> Query:
+        """Skip the first ``n`` results."""
+        return replace(self, skip=_non_negative("offset", n))
+
+    def _option(self, key: str, value: Any) -> Query:
+        options = dict(self.options)
+        options[key] = value
+        return replace(self, options=tuple(sorted(options.items())))
+
+    def distance_type(self, name: str) -> Query:
+        """The metric: ``l2`` (or ``euclidean``), ``cosine``, ``dot`` or ``hamming``."""
+        if name.lower() not in DISTANCE_TYPES:
+            raise ValueError(f"distance_type must be one of {', '.join(DISTANCE_TYPES)}; "
+                             f"got {name!r}.")
+        return self._option("distance_type", name.lower())
+
+    def metric(self, name: str) -> Query:
+        """Alias of `distance_type` (LanceDB's older name)."""
+        return self.distance_type(name)
+
+    def nprobes(self, n: int) -> Query:
+        """How many IVF partitions to search."""
+        return self._option("nprobes", _non_negative("nprobes", n))
+
+    def refine_factor(self, n: int) -> Query:
+        """Re-rank ``k * n`` candidates with exact distances."""
+        return self._option("refine_factor", _non_negative("refine_factor", n))
+
+    def ef(self, n: int) -> Query:
+        """HNSW search effort."""
+        return self._option("ef", _non_negative("ef", n))
+
+    def fast_search(self, enabled: bool = True) -> Query:
+        """Search only indexed data (skip rows added since the index was built)."""
+        return self._option("fast_search", bool(enabled))
+
+    def bypass_vector_index(self, enabled: bool = True) -> Query:
+        """Exact (brute-force) search even when an index exists."""
+        return self._option("bypass_vector_index", bool(enabled))
+
+    def distance_range(self, lower_bound: float | None = None,
+                       upper_bound: float | None = None) -> Query:
+        """Keep results whose distance is in ``[lower_bound, upper_bound)``."""
+        query = self
+        if lower_bound is not None:
+            query = query._option("lower_bound", float(lower_bound))
+        if upper_bound is not None:
+            query = query._option("upper_bound", float(upper_bound))
+        return query
+
+    def with_row_id(self, enabled: bool = True) -> Query:
+        """Add the ``_rowid`` column."""
+        return self._option("with_row_id", bool(enabled))
+
+    def at(self, version: int) -> Query:
+        """The same query on an older version of the table."""
+        return replace(self, ref=replace(self.ref, version=_non_negative("version", version),
+                                         tag=None))
+
+    def branch(self, name: str) -> Query:
+        """The same query on a branch of the table."""
+        return replace(self, ref=Ref(branch=name or None))
+
+    # ------------------------------------------------------------------ the body
+    def explain(self) -> dict[str, Any]:
+        """The JSON body the terminals send (``QueryTableRequest``)."""
+        body: dict[str, Any] = {}
+        if self.vector is not None:
+            kind, values = self.vector
+            body["vector"] = {kind: [list(v) if isinstance(v, tuple) else v for v in values]}
+            body["k"] = self.k if self.k is not None else DEFAULT_SEARCH_K
+        elif self.text is not None:
+            body["k"] = self.k if self.k is not None else DEFAULT_SEARCH_K
+        else:
+            # A plain scan: k=0 means every matching row. Upstream servers require the
+            # `vector` member even then, so it is sent empty.
+            body["vector"] = {}
+            body["k"] = self.k or 0
+        if self.text is not None:
+            string_query: dict[str, Any] = {"query": self.text}
+            if self.text_columns:
+                string_query["columns"] = list(self.text_columns)
+            body["full_text_query"] = {"string_query": string_query}
+        if self.vector_column is not None:
+            body["vector_column"] = self.vector_column
+        if self.filter is not None:
+            body["filter"] = self.filter
+        if self.prefilter is not None:
+            body["prefilter"] = self.prefilter
+        if self.columns is not None:
+            if self.columns and isinstance(self.columns[0], tuple):
+                body["columns"] = {"column_aliases": {a: e for a, e in self.columns}}
+            else:
+                body["columns"] = {"column_names": list(self.columns)}
+        if self.skip:
+            body["offset"] = self.skip
+        body.update(self.options)
+        if self.ref.version is not None:
+            body["version"] = self.ref.version
+        if self.ref.branch is not None:
+            body["branch"] = self.ref.branch
+        return body
+
+    # ------------------------------------------------------------------ terminals
+    def to_arrow(self) -> pa.Table:
+        """Run the query; the result as a pyarrow Table."""
+        return self.client.query(self.ident, self.explain())
+
+    def to_pandas(self, *, dtype_backend: str | None = "numpy_nullable") -> pd.DataFrame:
+        """Run the query; the result as a pandas DataFrame."""
+        return _frames.to_pandas(self.to_arrow(), dtype_backend=dtype_backend)
+
+    def to_polars(self) -> pl.DataFrame:
+        """Run the query; the result as a polars DataFrame."""
+        return _frames.to_polars(self.to_arrow())
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """Run the query; the result as a list of row dicts."""
+        return list(self.to_arrow().to_pylist())
+
+    # ------------------------------------------------------------------ display
+    def _request_text(self) -> str:
+        path = _spec.TABLE_QUERY.replace("{id}", self.ident)
+        return f"POST {path}\n{json.dumps(self.explain(), indent=2, sort_keys=True)}"
+
+    def __repr__(self) -> str:
+        body = json.dumps(self.explain(), sort_keys=True)
+        if len(body) > 300:
+            body = body[:297] + "..."
+        return f"Query({self.ident!r}, {body})"
+
+    def _repr_html_(self) -> str:
+        return (f"<div><b>nsframe Query</b> on <code>{html.escape(self.ident)}</code>"
+                f"<pre>{html.escape(self._request_text())}</pre></div>")
+
+
+def new_query(client: Client, ident: str, ref: Ref, vector: Any, text: str | None,
+              column: str | None, fts_columns: Sequence[str] | None) -> Query:
+    """A search as `Table.search` starts it."""
+    if isinstance(vector, str):
+        vector, text = None, vector if text is None else text
+    encoded = None
+    if vector is not None:
+        kind, values = _vector_json(vector)
+        encoded = (kind, tuple(tuple(v) if isinstance(v, list) else v for v in values))
+    if text is not None and not isinstance(text, str):
+        raise TypeError("text must be a string.")
+    text_columns: tuple[str, ...] | None = tuple(fts_columns) if fts_columns else None
+    if vector is None and text is not None and column is not None and text_columns is None:
+        text_columns, column = (column,), None
+    return Query(client=client, ident=ident, ref=ref, vector=encoded, text=text,
+                 text_columns=text_columns, vector_column=column)

@@ -1,0 +1,460 @@
+"""`Table`: a lazy handle on one table of the service, at a branch, version or tag.
+
+A handle holds only (client, id, ref) and asks the server when a method needs to know
+something. Views (`at`, `branch`) are new handles; they never change the one they came from.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from nsframe import _frames
+from nsframe._http import Client, join_id
+from nsframe._models import (
+    Branch,
+    IndexInfo,
+    Ref,
+    TableInfo,
+    Tag,
+    Version,
+    WriteResult,
+    schema_from_json,
+    vector_dimensions,
+)
+from nsframe._query import Query, new_query
+from nsframe.exceptions import NsframeError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+DEFAULT_MAX_ROWS = 10_000_000
+DEFAULT_PAGE_ROWS = 100_000
+
+
+class ReadOnlyTableError(NsframeError, ValueError):
+    """A write was sent to a handle pinned at a version or tag."""
+
+
+class Table:
+    """A table of the service, seen at one branch (main by default) and maybe one version.
+
+    Get one from `Connection.table` (or ``conn["ns$name"]``); nothing is sent until a
+    method needs the server.
+    """
+
+    def __init__(self, client: Client, ident: Sequence[str] | str, ref: Ref | None = None) -> None:
+        if isinstance(ident, str):
+            ident = ident.split(client.delimiter)
+        self._client = client
+        self._parts: tuple[str, ...] = tuple(ident)
+        if not self._parts or not all(self._parts):
+            raise ValueError(f"A table id needs a non-empty name, got {ident!r}.")
+        self._ref = ref or Ref()
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def id(self) -> str:
+        """The table id as a string, parts joined by the delimiter (``"db$items"``)."""
+        return join_id(self._parts, self._client.delimiter)
+
+    @property
+    def name(self) -> str:
+        return self._parts[-1]
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        return self._parts[:-1]
+
+    @property
+    def ref(self) -> Ref:
+        """The branch / version / tag this handle reads."""
+        return self._ref
+
+    @property
+    def branch_name(self) -> str:
+        return self._ref.branch or "main"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Table) and other._client is self._client
+                and other._parts == self._parts and other._ref == self._ref)
+
+    def __hash__(self) -> int:
+        return hash((self._parts, self._ref))
+
+    # ------------------------------------------------------------------ views
+    def at(self, version: int | None = None, *, tag: str | None = None) -> Table:
+        """A read-only view of this table at a version, or at the version a tag names.
+
+        Raises:
+            TypeError: if neither or both of ``version`` and ``tag`` are given.
+            TagNotFoundError: if the tag does not exist.
+        """
+        if (version is None) == (tag is None):
+            raise TypeError("at() takes exactly one of version= or tag=.")
+        if tag is not None:
+            found = self._client.tag_version(self.id, tag)
+            branch = found.get("branch") or None
+            return self._view(Ref(branch=None if branch == "main" else branch,
+                                  version=int(found["version"]), tag=tag))
+        if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+            raise ValueError(f"version must be an integer >= 0, got {version!r}.")
+        return self._view(Ref(branch=self._ref.branch, version=version))
+
+    def checkout(self, version: int | None = None, *, tag: str | None = None,
+                 branch: str | None = None) -> Table:
+        """A new handle at a version, tag or branch (this one is unchanged)."""
+        if branch is not None and version is None and tag is None:
+            return self.branch(branch)
+        view = self.at(version, tag=tag)
+        return view if branch is None else view._view(replace(view._ref, branch=branch))
+
+    def branch(self, name: str) -> Table:
+        """A handle on the latest version of branch ``name``; writes go to that branch."""
+        if not isinstance(name, str) or not name:
+            raise ValueError("branch() needs a branch name; 'main' is the main branch.")
+        return self._view(Ref(branch=None if name == "main" else name))
+
+    def latest(self) -> Table:
+        """A writable handle on the latest version of this handle's branch."""
+        return self._view(Ref(branch=self._ref.branch))
+
+    def _view(self, ref: Ref) -> Table:
+        return Table(self._client, self._parts, ref)
+
+    def _writable(self, action: str) -> None:
+        if self._ref.read_only:
+            raise ReadOnlyTableError(
+                f"Cannot {action} table {self.id!r} at {self._ref.describe()}: a version or tag "
+                "view is read-only. Use tbl.latest() (or tbl.branch(name)) to write."
+            )
+
+    # ------------------------------------------------------------------ metadata
+    def describe(self) -> TableInfo:
+        """What the server says about this table at this handle's branch and version."""
+        data = self._client.describe_table(self.id, version=self._ref.version,
+                                           branch=self._ref.branch)
+        return TableInfo.from_json(data, self._parts)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema (exact when the server sends ``arrow_schema``)."""
+        return _schema_of(self._client.describe_table(
+            self.id, version=self._ref.version, branch=self._ref.branch))
+
+    @property
+    def version(self) -> int:
+        """The version this handle reads: its pinned version, or the latest."""
+        if self._ref.version is not None:
+            return self._ref.version
+        version = self.describe().version
+        if version is None:
+            raise ValueError(f"Table {self.id!r} is only declared: insert data to create it.")
+        return version
+
+    def count_rows(self, filter: str | None = None) -> int:
+        """The number of rows, or of rows matching the SQL ``filter``."""
+        return self._client.count_rows(self.id, predicate=filter, version=self._ref.version,
+                                       branch=self._ref.branch)
+
+    def __len__(self) -> int:
+        return self.count_rows()
+
+    # ------------------------------------------------------------------ reading
+    def search(self, vector: Any = None, text: str | None = None, *,
+               column: str | None = None, fts_columns: Sequence[str] | None = None) -> Query:
+        """Start a query: a vector search, a full-text search (``text``, or a string as
+        ``vector``), both (hybrid), or with neither a plain scan.
+
+        Example:
+            >>> tbl.search([0.1] * 128).where("year > 2000").limit(5).to_pandas()
+        """
+        return new_query(self._client, self.id, self._ref, vector, text, column, fts_columns)
+
+    def query(self) -> Query:
+        """A plain scan to refine with `Query.where`/`select`/`limit`."""
+        return self.search()
+
+    def head(self, n: int = 5) -> pa.Table:
+        """The first ``n`` rows as a pyarrow Table (as LanceDB's ``head``)."""
+        return self.search().limit(n).to_arrow() if n else self.schema.empty_table()
+
+    def to_arrow(self, *, columns: Sequence[str] | None = None, filter: str | None = None,
+                 max_rows: int | None = DEFAULT_MAX_ROWS,
+                 page_rows: int = DEFAULT_PAGE_ROWS) -> pa.Table:
+        """Read the whole table (or the rows matching ``filter``), page by page.
+
+        All pages read the same version, even if someone writes meanwhile.
+
+        Raises:
+            ValueError: when more than ``max_rows`` rows match (pass ``max_rows=None``
+                to read them anyway).
+        """
+        if page_rows <= 0:
+            raise ValueError(f"page_rows must be > 0, got {page_rows}.")
+        pinned = self if self._ref.read_only else self.at(self.version)
+        total = pinned.count_rows(filter)
+        if max_rows is not None and total > max_rows:
+            raise ValueError(
+                f"Table {self.id!r} has {total} matching rows, more than max_rows={max_rows}: "
+                "pass a filter, a larger max_rows, or max_rows=None."
+            )
+        query = pinned.search()
+        if filter:
+            query = query.where(filter)
+        if columns is not None:
+            query = query.select(list(columns))
+        pages: list[pa.Table] = []
+        offset = 0
+        while True:
+            page = query.limit(page_rows).offset(offset).to_arrow()
+            pages.append(page)
+            offset += page.num_rows
+            if offset >= total or page.num_rows == 0:
+                return pa.concat_tables(pages)
+
+    def to_pandas(self, *, columns: Sequence[str] | None = None, filter: str | None = None,
+                  max_rows: int | None = DEFAULT_MAX_ROWS,
+                  dtype_backend: str | None = "numpy_nullable") -> pd.DataFrame:
+        """The whole table as a pandas DataFrame (see `to_arrow`)."""
+        table = self.to_arrow(columns=columns, filter=filter, max_rows=max_rows)
+        return _frames.to_pandas(table, dtype_backend=dtype_backend)
+
+    def to_polars(self, *, columns: Sequence[str] | None = None, filter: str | None = None,
+                  max_rows: int | None = DEFAULT_MAX_ROWS) -> pl.DataFrame:
+        """The whole table as a polars DataFrame (see `to_arrow`)."""
+        return _frames.to_polars(self.to_arrow(columns=columns, filter=filter,
+                                               max_rows=max_rows))
+
+    # ------------------------------------------------------------------ writing
+    def insert(self, data: Any, mode: str = "append") -> WriteResult:
+        """Add rows (``mode="append"``) or replace them all (``mode="overwrite"``).
+
+        ``data``: a pyarrow Table or RecordBatchReader, anything with
+        ``__arrow_c_stream__``, a pandas or polars DataFrame, a list of dicts or a dict
+        of columns. It is streamed to the server as Arrow IPC, batch by batch.
+        """
+        self._writable("insert into")
+        if mode.lower() not in ("append", "overwrite"):
+            raise ValueError(f"mode must be 'append' or 'overwrite', got {mode!r}.")
+        if isinstance(data, (pa.Table, pa.RecordBatch, pa.RecordBatchReader)):
+            reader = _frames.to_reader(data)  # Arrow input: the caller chose the types
+        else:
+            reader = _frames.to_reader(self._conform(_frames.to_table(data), mode))
+        answer = self._client.insert(self.id, _frames.ipc_stream_chunks(reader),
+                                     mode=mode.lower(), branch=self._ref.branch)
+        return WriteResult.from_json(answer, "num_inserted_rows")
+
+    add = insert
+
+    def _conform(self, data: pa.Table, mode: str) -> pa.Table:
+        # Frames pick their own Arrow types (large_string, int32...): cast to the table's
+        # where that is lossless, so an append from polars matches a table made by pandas.
+        if mode.lower() != "append":
+            return data
+        try:
+            target = self.schema
+        except (NsframeError, ValueError):
+            return data
+        fields = [target.field(f.name) if f.name in target.names else f for f in data.schema]
+        wanted = pa.schema(fields)
+        if wanted.equals(data.schema):
+            return data
+        try:
+            return data.cast(wanted)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+            return data
+
+    def delete(self, where: str) -> WriteResult:
+        """Delete the rows matching the SQL condition ``where``."""
+        self._writable("delete from")
+        if not isinstance(where, str) or not where.strip():
+            raise ValueError("delete() needs a SQL condition; use \"true\" to delete every row.")
+        answer = self._client.delete(self.id, where, branch=self._ref.branch)
+        return WriteResult.from_json(answer, "num_deleted_rows")
+
+    def restore(self, version: int | str) -> WriteResult:
+        """Make an older version (a number, or a tag name) the latest one."""
+        self._writable("restore")
+        if isinstance(version, str):
+            version = int(self._client.tag_version(self.id, version)["version"])
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            raise ValueError(f"restore() takes a version >= 0 or a tag name, got {version!r}.")
+        answer = self._client.restore(self.id, version, branch=self._ref.branch)
+        return WriteResult.from_json(answer, "num_rows")
+
+    # ------------------------------------------------------------------ versions
+    def versions(self) -> list[Version]:
+        """Every version of this handle's branch, oldest first (LanceDB ``list_versions``)."""
+        found: list[Version] = []
+        token: str | None = None
+        while True:
+            page = self._client.list_versions(self.id, branch=self._ref.branch, page_token=token)
+            found.extend(Version.from_json(v) for v in page.get("versions") or [])
+            token = page.get("page_token") or None
+            if token is None:
+                return sorted(found, key=lambda v: v.version)
+
+    list_versions = versions
+
+    def tags(self) -> dict[str, Tag]:
+        """Every tag of the table, by name."""
+        found: dict[str, Tag] = {}
+        token: str | None = None
+        while True:
+            page = self._client.list_tags(self.id, page_token=token)
+            entries = page.get("tags")
+            if not isinstance(entries, dict):
+                # LanceDB servers answer a bare map of tags, without the "tags" member.
+                entries = {k: v for k, v in page.items() if isinstance(v, dict)}
+            for name, data in sorted(entries.items()):
+                found[name] = Tag.from_json(name, data)
+            token = page.get("page_token") or None
+            if token is None:
+                return found
+
+    def create_tag(self, tag: str, version: int | None = None) -> Tag:
+        """Name a version (default: the version this handle reads) of this handle's branch."""
+        version = self.version if version is None else version
+        self._client.create_tag(self.id, tag, version, branch=self._ref.branch)
+        return Tag(name=tag, version=version, branch=self.branch_name)
+
+    def update_tag(self, tag: str, version: int) -> Tag:
+        """Point an existing tag at another version of this handle's branch."""
+        self._client.update_tag(self.id, tag, version, branch=self._ref.branch)
+        return Tag(name=tag, version=version, branch=self.branch_name)
+
+    def delete_tag(self, tag: str) -> None:
+        """Remove a tag (the version it named stays)."""
+        self._client.delete_tag(self.id, tag)
+
+    def tag_version(self, tag: str) -> int:
+        """The version a tag names."""
+        return int(self._client.tag_version(self.id, tag)["version"])
+
+    def branches(self) -> dict[str, Branch]:
+        """Every named branch of the table (main is implied), by name."""
+        found: dict[str, Branch] = {}
+        token: str | None = None
+        while True:
+            page = self._client.list_branches(self.id, page_token=token)
+            entries = page.get("branches")
+            for name, data in sorted(entries.items() if isinstance(entries, dict) else []):
+                found[name] = Branch.from_json(name, data if isinstance(data, dict) else {})
+            token = page.get("page_token") or None
+            if token is None:
+                return found
+
+    def create_branch(self, name: str, from_version: int | None = None) -> Table:
+        """Fork a branch from this handle's branch (at ``from_version``, or its pinned or
+        latest version) and return a handle on it."""
+        if from_version is None:
+            from_version = self._ref.version
+        self._client.create_branch(self.id, name, from_branch=self._ref.branch,
+                                   from_version=from_version)
+        return self.branch(name)
+
+    def delete_branch(self, name: str) -> None:
+        """Remove a branch and the versions only it holds."""
+        self._client.delete_branch(self.id, name)
+
+    # ------------------------------------------------------------------ indexes
+    def create_index(self, column: str = "vector", index_type: str = "IVF_PQ", *,
+                     name: str | None = None, distance_type: str | None = None,
+                     **params: Any) -> dict[str, Any]:
+        """Build an index on ``column`` (vector types: IVF_PQ, IVF_FLAT, IVF_HNSW_SQ...;
+        scalar: BTREE, BITMAP, LABEL_LIST; FTS). Extra ``params`` (num_partitions,
+        num_sub_vectors, with_position...) are passed through."""
+        self._writable("index")
+        body: dict[str, Any] = {"column": column, "index_type": index_type.upper(),
+                                **{k: v for k, v in params.items() if v is not None}}
+        if name is not None:
+            body["name"] = name
+        if distance_type is not None:
+            body["distance_type"] = distance_type
+        if self._ref.branch is not None:
+            body["branch"] = self._ref.branch
+        return self._client.create_index(self.id, body)
+
+    def create_scalar_index(self, column: str, index_type: str = "BTREE", *,
+                            name: str | None = None) -> dict[str, Any]:
+        """Build a scalar index (BTREE, BITMAP, LABEL_LIST) to speed up filters."""
+        self._writable("index")
+        body: dict[str, Any] = {"column": column, "index_type": index_type.upper()}
+        if name is not None:
+            body["name"] = name
+        if self._ref.branch is not None:
+            body["branch"] = self._ref.branch
+        return self._client.create_index(self.id, body, scalar=True)
+
+    def create_fts_index(self, column: str, *, name: str | None = None,
+                         **params: Any) -> dict[str, Any]:
+        """Build a full-text index on a string column."""
+        return self.create_index(column, "FTS", name=name, **params)
+
+    def list_indices(self) -> list[IndexInfo]:
+        """The indexes of the table."""
+        page = self._client.list_indices(self.id, version=self._ref.version,
+                                         branch=self._ref.branch)
+        found = [IndexInfo.from_json(i) for i in page.get("indexes") or []]
+        return sorted(found, key=lambda i: i.name)
+
+    def index_stats(self, name: str) -> dict[str, Any]:
+        """Statistics of one index, as the server reports them."""
+        return self._client.index_stats(self.id, name)
+
+    def drop_index(self, name: str) -> None:
+        """Remove an index."""
+        self._writable("drop an index of")
+        self._client.drop_index(self.id, name)
+
+    # ------------------------------------------------------------------ display
+    def _summary(self) -> tuple[str, list[tuple[str, str]]]:
+        try:
+            data = self._client.describe_table(self.id, version=self._ref.version,
+                                               branch=self._ref.branch)
+        except NsframeError as exc:
+            return f"unavailable: {type(exc).__name__}", []
+        info = TableInfo.from_json(data, self._parts)
+        if info.is_only_declared or data.get("schema") is None:
+            return "declared, no data yet", []
+        rows = f"{info.num_rows} rows" if info.num_rows is not None else "rows unknown"
+        head = f"version {info.version}, {rows}"
+        schema = _schema_of(data)
+        dims = vector_dimensions(schema)
+        fields = [(f.name, str(f.type) + (f"  (vector, dim {dims[f.name]})"
+                                          if f.name in dims else "")) for f in schema]
+        return head, fields
+
+    def _where(self) -> str:
+        return self._ref.describe() if self._ref.read_only else self.branch_name
+
+    def __repr__(self) -> str:
+        head, fields = self._summary()
+        lines = [f"Table {self.id!r} ({self._where()}): {head}"]
+        lines += [f"  {name}: {kind}" for name, kind in fields]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        head, fields = self._summary()
+        rows = "".join(f"<tr><td>{html.escape(n)}</td><td><code>{html.escape(k)}</code></td></tr>"
+                       for n, k in fields)
+        return (f"<div><b>nsframe Table</b> <code>{html.escape(self.id)}</code> "
+                f"({html.escape(self._where())}): {html.escape(head)}"
+                f"<table><tr><th>column</th><th>type</th></tr>{rows}</table></div>")
+
+
+def _schema_of(data: dict[str, Any]) -> pa.Schema:
+    encoded = data.get("arrow_schema")
+    if isinstance(encoded, str) and encoded:
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(encoded)))
+    schema = data.get("schema")
+    if not isinstance(schema, dict):
+        raise ValueError("The table has no schema yet (it is only declared): insert data first.")
+    return schema_from_json(schema)

@@ -1,0 +1,184 @@
+"""The immutable query builder: the body it sends, and the rows the real server returns."""
+
+from __future__ import annotations
+
+import socket
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import nsframe
+from nsframe.exceptions import InvalidInputError, NsframeError, TransportError
+
+DIM = 4
+
+
+def make(n: int = 50) -> pa.Table:
+    # Vector i is (i, 0, 0, 0): distances to (x, 0, 0, 0) are predictable.
+    vectors = np.zeros((n, DIM), dtype=np.float32)
+    vectors[:, 0] = np.arange(n)
+    return pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "text": [f"doc {'apple' if i % 5 == 0 else 'pear'} number {i}" for i in range(n)],
+        "meta": pa.array([{"year": 2000 + i} for i in range(n)]),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM),
+    })
+
+
+@pytest.fixture
+def tbl(conn: nsframe.Connection, ns: str) -> nsframe.Table:
+    return conn.create_table(f"{ns}$docs", make())
+
+
+@pytest.fixture
+def offline() -> nsframe.Table:
+    # A table on a closed port: building queries must work without any server.
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    conn = nsframe.connect(f"http://127.0.0.1:{port}", retries=0, timeout=2)
+    return conn.table("db$t")
+
+
+def test_every_call_returns_a_new_query(offline: nsframe.Table) -> None:
+    base = offline.search([1, 2, 3, 4])
+    before = base.explain()
+    limited = base.limit(3)
+    filtered = limited.where("id > 2", prefilter=True)
+    assert base.explain() == before
+    assert limited.explain()["k"] == 3 and "filter" not in limited.explain()
+    assert filtered.explain()["filter"] == "id > 2"
+    assert filtered.explain()["prefilter"] is True
+    assert base is not limited is not filtered
+
+
+def test_nothing_is_sent_before_a_terminal(offline: nsframe.Table) -> None:
+    query = (offline.search(np.ones(DIM)).where("id > 1").select(["id"]).limit(5).offset(2)
+             .distance_type("cosine").nprobes(4).refine_factor(2).ef(16).fast_search()
+             .bypass_vector_index().distance_range(0.0, 1.5).with_row_id().at(3))
+    assert query.explain() == {
+        "vector": {"single_vector": [1.0, 1.0, 1.0, 1.0]},
+        "k": 5,
+        "offset": 2,
+        "filter": "id > 1",
+        "columns": {"column_names": ["id"]},
+        "distance_type": "cosine",
+        "nprobes": 4,
+        "refine_factor": 2,
+        "ef": 16,
+        "fast_search": True,
+        "bypass_vector_index": True,
+        "lower_bound": 0.0,
+        "upper_bound": 1.5,
+        "with_row_id": True,
+        "version": 3,
+    }
+    with pytest.raises(TransportError):
+        query.to_arrow()
+
+
+def test_body_shapes(offline: nsframe.Table) -> None:
+    multi = offline.search([[1, 0], [0, 1]], column="emb").explain()
+    assert multi["vector"] == {"multi_vector": [[1.0, 0.0], [0.0, 1.0]]}
+    assert multi["vector_column"] == "emb"
+    text = offline.search(text="apple", fts_columns=["text"]).explain()
+    assert text["full_text_query"] == {"string_query": {"query": "apple", "columns": ["text"]}}
+    assert text["k"] == 10
+    assert offline.search("pear").explain()["full_text_query"] == {
+        "string_query": {"query": "pear"}}
+    aliases = offline.search().select({"y": "meta.year"}).explain()
+    assert aliases["columns"] == {"column_aliases": {"y": "meta.year"}}
+    assert aliases["k"] == 0 and aliases["vector"] == {}
+    assert offline.search().branch("exp").explain()["branch"] == "exp"
+
+
+@pytest.mark.parametrize("bad", [
+    pytest.param(lambda q: q.limit(-1), id="negative-limit"),
+    pytest.param(lambda q: q.offset(-2), id="negative-offset"),
+    pytest.param(lambda q: q.nprobes(-1), id="negative-nprobes"),
+    pytest.param(lambda q: q.distance_type("manhattan"), id="unknown-metric"),
+    pytest.param(lambda q: q.where(""), id="empty-filter"),
+])
+def test_bad_builder_arguments_are_value_errors(offline: nsframe.Table, bad: object) -> None:
+    with pytest.raises(ValueError):
+        bad(offline.search([1.0]))  # type: ignore[operator]
+
+
+def test_select_rejects_a_plain_string(offline: nsframe.Table) -> None:
+    with pytest.raises(TypeError):
+        offline.search().select("id")
+
+
+def test_vector_search_returns_nearest(tbl: nsframe.Table) -> None:
+    rows = tbl.search([10, 0, 0, 0]).limit(3).select(["id"]).to_list()
+    assert [r["id"] for r in rows] == [10, 9, 11] or [r["id"] for r in rows] == [10, 11, 9]
+    assert rows[0]["_distance"] == 0.0
+    assert sorted(r["_distance"] for r in rows[1:]) == [1.0, 1.0]
+
+
+def test_filter_offset_and_terminals(tbl: nsframe.Table) -> None:
+    query = tbl.search([0, 0, 0, 0]).where("id >= 20", prefilter=True).select(["id"]).limit(3)
+    assert [r["id"] for r in query.to_list()] == [20, 21, 22]
+    assert [r["id"] for r in query.offset(1).to_list()] == [21, 22, 23]
+    df = query.to_pandas()
+    assert isinstance(df, pd.DataFrame) and df["id"].tolist() == [20, 21, 22]
+    pl_df = query.to_polars()
+    assert isinstance(pl_df, pl.DataFrame) and pl_df["id"].to_list() == [20, 21, 22]
+    assert query.to_arrow().column("id").to_pylist() == [20, 21, 22]
+
+
+def test_plain_scan_and_aliases(tbl: nsframe.Table) -> None:
+    rows = tbl.search().where("id < 3").select({"year": "meta.year", "key": "id"}).to_list()
+    assert sorted((r["key"], r["year"]) for r in rows) == [(0, 2000), (1, 2001), (2, 2002)]
+    assert tbl.search().to_arrow().num_rows == 50
+
+
+def test_distance_type_range_and_row_id(tbl: nsframe.Table) -> None:
+    near = tbl.search([5, 0, 0, 0]).distance_range(0.0, 1.5).limit(50).to_arrow()
+    assert sorted(near.column("id").to_pylist()) == [4, 5, 6]
+    cosine = tbl.search([1, 0, 0, 0]).distance_type("cosine").limit(2).to_arrow()
+    assert cosine.num_rows == 2 and cosine.column("_distance")[0].as_py() == pytest.approx(0)
+    with_ids = tbl.search([1, 0, 0, 0]).with_row_id().limit(2).to_arrow()
+    assert "_rowid" in with_ids.column_names
+    exact = tbl.search([3, 0, 0, 0]).bypass_vector_index().limit(1).to_list()
+    assert exact[0]["id"] == 3
+    # fast_search looks at indexed rows only, and this table has no index yet.
+    assert tbl.search([3, 0, 0, 0]).fast_search().limit(1).to_list() == []
+
+
+def test_full_text_search(tbl: nsframe.Table) -> None:
+    hits = tbl.search(text="apple", fts_columns=["text"]).limit(20).select(["id"]).to_list()
+    assert sorted(r["id"] for r in hits) == list(range(0, 50, 5))
+    assert all("_score" in r for r in hits)
+
+
+def test_query_at_version_and_branch(tbl: nsframe.Table) -> None:
+    tbl.delete("id < 10")
+    assert tbl.search().to_arrow().num_rows == 40
+    assert tbl.search().at(1).to_arrow().num_rows == 50
+    assert tbl.at(version=1).search([0, 0, 0, 0]).limit(1).to_list()[0]["id"] == 0
+    exp = tbl.create_branch("exp")
+    exp.delete("id < 20")
+    assert tbl.search().branch("exp").to_arrow().num_rows == 30
+    assert tbl.search().to_arrow().num_rows == 40
+
+
+def test_server_errors_surface_as_api_errors(tbl: nsframe.Table) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        tbl.search().where("id >>>> 3").to_arrow()
+    assert info.value.status == 400 and info.value.detail
+    with pytest.raises(NsframeError):
+        tbl.search([1.0, 2.0]).select(["nope"]).to_arrow()
+
+
+def test_repr_shows_the_request(offline: nsframe.Table) -> None:
+    query = offline.search([1, 2]).limit(2)
+    assert repr(query) == (
+        "Query('db$t', {\"k\": 2, \"vector\": {\"single_vector\": [1.0, 2.0]}})")
+    page = query._repr_html_()
+    assert "POST /v1/table/db$t/query" in page and "single_vector" in page
+    assert page == query._repr_html_()
