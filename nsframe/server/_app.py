@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from http import HTTPStatus
 from typing import Any
 
 from starlette.applications import Starlette
@@ -11,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from nsframe.exceptions import APIError
+from nsframe.exceptions import ERROR_TYPES, APIError
 from nsframe.server import (
     _auth,
     _extended,
@@ -53,7 +54,17 @@ async def handle_http_exception(request: Request, exc: Exception) -> Response:
         detail = f"There is no operation at {request.url.path}: check the path against the API."
     else:
         detail = str(exc.detail)
-    error = APIError(detail, status=exc.status_code, code=0 if exc.status_code == 405 else 13)
+    # Statuses the contract does not list (405) get a type and title of their own, not
+    # the 500 defaults; the router's headers stay (a 405 must carry `Allow`).
+    phrase = HTTPStatus(exc.status_code).phrase
+    type_, title = ERROR_TYPES.get(
+        exc.status_code, ("/errors/" + phrase.lower().replace(" ", "-"), phrase)
+    )
+    # No such route or method is an operation this server does not have: code 0,
+    # Unsupported, which upstream clients raise as such.
+    error = APIError(detail, status=exc.status_code, code=0 if exc.status_code in (404, 405)
+                     else 13,
+                     type=type_, title=title, headers=dict(exc.headers or {}))
     return error_response(request, error)
 
 
@@ -76,6 +87,9 @@ def create_app(
         *_versions.routes,
         *_extended.routes,
     ]
+    # `{id}` matches slashes too, so `/v1/namespace/{id}/list` would swallow
+    # `/v1/namespace/a/table/list`: try the routes with more segments first.
+    routes.sort(key=lambda r: -r.path.count("/"))
     app = Starlette(
         routes=routes,
         exception_handlers={

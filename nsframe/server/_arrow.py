@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import base64
 import io
+from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio.from_thread
+import anyio.lowlevel
 import pyarrow as pa
+from starlette.requests import ClientDisconnect
 
 from nsframe.exceptions import InvalidInputError, PayloadTooLargeError, SchemaMismatchError
 
 # Lance scans fastest on batches of about this many rows (PERFORMANCE_NOTES.md).
 WRITE_BATCH_ROWS = 8192
 READ_BUFFER_BYTES = 1 << 20
+FETCH_BYTES = 1 << 20
 
 
 class BodyFile(io.RawIOBase):
@@ -27,7 +31,11 @@ class BodyFile(io.RawIOBase):
 
     def __init__(self, chunks: AsyncIterator[bytes], limit: int | None = None) -> None:
         self._chunks = chunks
-        self._buffer = bytearray()
+        # Lance pulls batches from its own threads, not from this worker thread: keep
+        # the event loop's token so that any thread can fetch the next chunk.
+        self._token = anyio.from_thread.run_sync(anyio.lowlevel.current_token)
+        # Received chunks not yet read, as views: handed on without joining or copying.
+        self._pending: deque[memoryview] = deque()
         self._eof = False
         self._limit = limit
         self.bytes_read = 0
@@ -36,29 +44,52 @@ class BodyFile(io.RawIOBase):
         return True
 
     def _fill(self) -> None:
-        while not self._buffer and not self._eof:
+        while not self._pending and not self._eof:
             try:
-                chunk: bytes = anyio.from_thread.run(self._next_chunk)
+                chunks = anyio.from_thread.run(self._next_chunks, token=self._token)
             except StopAsyncIteration:
                 self._eof = True
                 return
-            self.bytes_read += len(chunk)
+            self.bytes_read += sum(len(chunk) for chunk in chunks)
             if self._limit is not None and self.bytes_read > self._limit:
                 raise PayloadTooLargeError(
                     f"The Arrow body is larger than {self._limit} bytes, this server's limit "
                     "for inserts: send the data in several requests."
                 )
-            self._buffer += chunk
+            self._pending.extend(memoryview(chunk) for chunk in chunks if chunk)
 
-    async def _next_chunk(self) -> bytes:
-        return await self._chunks.__anext__()
+    async def _next_chunks(self) -> list[bytes]:
+        # Gather about FETCH_BYTES per trip to the event loop, not one network read
+        # (<= 64 KiB) per trip: each trip costs two thread switches.
+        parts = [await self._chunks.__anext__()]
+        size = len(parts[0])
+        while size < FETCH_BYTES:
+            try:
+                parts.append(await self._chunks.__anext__())
+            except StopAsyncIteration:
+                break
+            size += len(parts[-1])
+        return parts
 
     def readinto(self, target: Any) -> int:
         self._fill()
-        n = min(len(target), len(self._buffer))
-        target[:n] = self._buffer[:n]
-        del self._buffer[:n]
+        if not self._pending:
+            return 0
+        head = self._pending[0]
+        n = min(len(target), len(head))
+        target[:n] = head[:n]
+        if n == len(head):
+            self._pending.popleft()
+        else:
+            self._pending[0] = head[n:]
         return n
+
+
+def _gone() -> InvalidInputError:
+    # A client that hangs up mid-body made the mistake; not a server failure to log.
+    return InvalidInputError(
+        "The client closed the connection before the Arrow stream ended: nothing was written."
+    )
 
 
 class StreamReader:
@@ -72,6 +103,8 @@ class StreamReader:
         self._file = io.BufferedReader(body, buffer_size=READ_BUFFER_BYTES)
         try:
             self._reader = pa.ipc.open_stream(self._file)
+        except ClientDisconnect as exc:
+            raise _gone() from exc
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, EOFError) as exc:
             if isinstance(exc.__context__, PayloadTooLargeError):
                 raise exc.__context__ from None
@@ -87,12 +120,19 @@ class StreamReader:
 
     def _next(self) -> pa.RecordBatch | None:
         try:
-            return self._reader.read_next_batch()
+            batch = self._reader.read_next_batch()
+            # The IPC reader trusts offsets and UTF-8 as sent; bad ones would make Lance
+            # read out of bounds. Full validation is linear and cheap next to the write.
+            batch.validate(full=True)
+            return batch
         except StopIteration:
             return None
         except PayloadTooLargeError as exc:
             self.error = exc
             raise
+        except ClientDisconnect as exc:
+            self.error = _gone()
+            raise self.error from exc
         except (pa.ArrowException, OSError, EOFError) as exc:
             cause = exc.__context__
             self.error = (

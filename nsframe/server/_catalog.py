@@ -5,7 +5,9 @@ Layout under the root (every name is checked by `_ids.check_name` first)::
     <root>/namespace.json                 properties of the root namespace
     <root>/namespaces/<a>/namespace.json  properties of namespace a
     <root>/namespaces/<a>/tables/<t>.lance      table a$t, a Lance dataset
-    <root>/namespaces/<a>/tables/<t>.declared   table a$t, declared only (JSON)
+    <root>/namespaces/<a>/tables/<t>.declared   properties of table a$t; alone, a
+                                                declared-only table (JSON)
+    <root>/.trash/                        dropped tables, while they are deleted
 
 Child namespaces and tables live in separate folders, so no user name can collide
 with another object or with our own files.
@@ -18,6 +20,7 @@ import os
 import shutil
 import threading
 import urllib.parse
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +45,11 @@ NAMESPACES_DIR = "namespaces"
 TABLES_DIR = "tables"
 TABLE_SUFFIX = ".lance"
 DECLARED_SUFFIX = ".declared"
+TRASH_DIR = ".trash"
 MAIN_BRANCH = "main"
+# Linux allows 4096 bytes per path; Lance adds up to about 200 below a table directory
+# (`_versions/...manifest`, `_indices/<uuid>/...`), so leave it room.
+MAX_PATH_BYTES = 3600
 
 
 def root_path_from_uri(root: str | os.PathLike[str]) -> Path:
@@ -98,13 +105,14 @@ class Catalog:
         # Serialises namespace/table creation and drops; data writes are left to Lance's
         # own optimistic concurrency.
         self.ddl_lock = threading.RLock()
+        self._creation_locks: dict[str, threading.RLock] = {}
 
     # ----------------------------------------------------------------- namespaces
     def namespace_dir(self, parts: list[str]) -> Path:
         path = self.root
         for part in parts:
             path = path / NAMESPACES_DIR / part
-        return path
+        return _short_enough(path, parts)
 
     def namespace_exists(self, parts: list[str]) -> bool:
         return not parts or (self.namespace_dir(parts) / PROPERTIES_FILE).is_file()
@@ -182,7 +190,8 @@ class Catalog:
         if not parts:
             raise InvalidInputError("A table identifier needs at least one part: the table name.")
         ns_dir = self.namespace_dir(parts[:-1])
-        return TableRef(parts, ns_dir / TABLES_DIR / (parts[-1] + TABLE_SUFFIX))
+        path = _short_enough(ns_dir / TABLES_DIR / (parts[-1] + TABLE_SUFFIX), parts)
+        return TableRef(parts, path)
 
     def table_state(self, ref: TableRef) -> str:
         """'created', 'declared' or 'missing'."""
@@ -220,7 +229,18 @@ class Catalog:
             found.extend(self.walk_tables([*ns_parts, child]))
         return found
 
+    def creation_lock(self, ref: TableRef) -> threading.RLock:
+        """The lock that makes "create if missing" atomic for one table.
+
+        Lance's create mode is not exclusive: two concurrent creates both commit, the
+        second as an overwrite of the first. Held for the whole write of a create, so
+        creates of other tables and DDL are not blocked by a long upload.
+        """
+        with self._lock:
+            return self._creation_locks.setdefault(ref.uri, threading.RLock())
+
     def declare_table(self, ref: TableRef, properties: dict[str, str] | None) -> None:
+        """Write the table's properties file; alone (no dataset) it marks a declared table."""
         ref.path.parent.mkdir(parents=True, exist_ok=True)
         _write_json_atomic(ref.declared_marker, {"properties": properties or {}})
 
@@ -237,8 +257,11 @@ class Catalog:
             self.forget(ref)
             ref.declared_marker.unlink(missing_ok=True)
             if ref.path.exists():
-                # Rename first so a half-deleted dataset is never visible under its name.
-                doomed = ref.path.with_name(f".dropping-{os.getpid()}-{id(ref)}-{ref.path.name}")
+                # Move it out of the namespace first, so that a half-deleted dataset is
+                # never visible, under its name or any other, to a concurrent listing.
+                trash = self.root / TRASH_DIR
+                trash.mkdir(exist_ok=True)
+                doomed = trash / f"{os.getpid()}-{uuid.uuid4().hex}"
                 ref.path.rename(doomed)
                 shutil.rmtree(doomed, ignore_errors=True)
 
@@ -308,6 +331,16 @@ class Catalog:
             for key in list(self._cache):
                 if key[0] == ref.uri and (all_branches or key[1] == normalize_branch(branch)):
                     del self._cache[key]
+
+
+def _short_enough(path: Path, parts: list[str]) -> Path:
+    """``path`` if the file system can hold it and the files Lance puts below it."""
+    if len(os.fsencode(path)) > MAX_PATH_BYTES:
+        raise InvalidInputError(
+            f"The identifier {format_id(parts)!r} nests too deep or its names are too long "
+            f"for storage ({len(parts)} parts): use fewer levels or shorter names."
+        )
+    return path
 
 
 def _write_json_atomic(path: Path, payload: dict[str, Any]) -> None:

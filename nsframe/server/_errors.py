@@ -22,6 +22,7 @@ from nsframe.exceptions import (
     InvalidInputError,
     SchemaMismatchError,
     ServerError,
+    TableAlreadyExistsError,
     TagAlreadyExistsError,
     TagNotFoundError,
 )
@@ -49,7 +50,7 @@ def translate(exc: BaseException) -> APIError:
     text = str(exc)
     lowered = text.lower()
     detail = scrub(text)
-    if "ref not found" in lowered or "does not exist" in lowered and "tag" in lowered:
+    if "ref not found" in lowered or ("does not exist" in lowered and "tag" in lowered):
         if "branch" in lowered:
             return BranchNotFoundError(detail)
         return TagNotFoundError(detail)
@@ -58,11 +59,26 @@ def translate(exc: BaseException) -> APIError:
             return BranchAlreadyExistsError(detail)
         if "tag" in lowered:
             return TagAlreadyExistsError(detail)
+        if "dataset already exists" in lowered:
+            # Another request created the table between our check and our write.
+            return TableAlreadyExistsError(
+                "The table was created by another request at the same time: open it, or "
+                "create with mode exist_ok or overwrite."
+            )
     if "conflict" in lowered and ("commit" in lowered or "transaction" in lowered):
         return ConcurrentModificationError(
             f"Another write to this table committed first ({detail}): retry the request."
         )
-    if "different schema" in lowered or "schema error" in lowered or "schema mismatch" in lowered:
+    if "no field named" in lowered:
+        # DataFusion calls an unknown column in a filter a "Schema error"; it is the
+        # expression that is wrong, not the data, so InvalidInput rather than code 20.
+        return InvalidInputError(detail)
+    if (
+        "different schema" in lowered
+        or "schema error" in lowered
+        or "schema mismatch" in lowered
+        or "marked non-null" in lowered  # nulls sent for a non-nullable column
+    ):
         return SchemaMismatchError(detail)
     if (
         "invalid user input" in lowered
@@ -87,7 +103,8 @@ def lance_errors(context: str = "") -> Iterator[None]:
         raise
     except Exception as exc:
         error = translate(exc)
-        if context and not isinstance(error, ServerError):
+        # The context names what the caller got wrong, so it only prefixes input errors.
+        if context and isinstance(error, InvalidInputError):
             error.detail = f"{context}: {error.detail}"
             error.args = (error.detail,)
         raise error from exc

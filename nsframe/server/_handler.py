@@ -7,11 +7,13 @@ calls block.
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio.to_thread
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -24,6 +26,16 @@ from nsframe.server._ids import check_body_id, get_delimiter, parse_id
 from nsframe.server._request import read_json
 
 Handler = Callable[["Call"], Any]
+
+
+class AnythingConvertor(PathConvertor):
+    """Like Starlette's ``path``, but also matches newlines, so that a name holding one
+    reaches `check_name` (a 400 that says why) instead of the router's 404."""
+
+    regex = "(?s:.*)"
+
+
+register_url_convertor("anything", AnythingConvertor())
 
 
 @dataclass
@@ -67,6 +79,23 @@ def request_context(request: Request, body: dict[str, Any]) -> dict[str, str]:
     return context
 
 
+def check_utf8_path(request: Request) -> None:
+    """400 for a path that is not UTF-8 once percent-decoded.
+
+    The server decodes such bytes as U+FFFD, so `a%FF` and `a%FE` would both name the
+    object `a\ufffd`.
+    """
+    raw = request.scope.get("raw_path")
+    if not raw:
+        return
+    try:
+        urllib.parse.unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            "The request path is not valid UTF-8 once percent-decoded: encode names as UTF-8."
+        ) from exc
+
+
 def endpoint(handler: Handler, *, json_body: bool = True, has_id: bool = True,
              in_thread: bool = True) -> Callable[[Request], Awaitable[Response]]:
     """Wrap ``handler`` as a Starlette endpoint.
@@ -75,6 +104,7 @@ def endpoint(handler: Handler, *, json_body: bool = True, has_id: bool = True,
     """
 
     async def run(request: Request) -> Response:
+        check_utf8_path(request)
         delimiter = get_delimiter(request.query_params)
         ident = parse_id(request.path_params["id"], delimiter) if has_id else []
         body = await read_json(request) if json_body else {}
@@ -104,6 +134,6 @@ def route(template: str, handler: Handler, methods: tuple[str, ...] = ("POST",),
           **options: Any) -> Route:
     """A Starlette route for a `_spec` template; ``{id}`` matches any text, slashes too,
     so that a bad name gets our 400 rather than the router's 404."""
-    path = template.replace("{id}", "{id:path}")
+    path = template.replace("{id}", "{id:anything}")
     return Route(path, endpoint(handler, **options), methods=list(methods),
                  name=handler.__name__)

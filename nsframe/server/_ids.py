@@ -12,6 +12,9 @@ from nsframe._spec import DEFAULT_DELIMITER
 from nsframe.exceptions import InvalidInputError
 
 MAX_NAME_BYTES = 200
+# Format characters that are ordinary parts of words (Persian, Indic scripts) and of
+# emoji sequences; other format characters (bidi overrides) can disguise a name.
+_JOINERS = frozenset("\u200c\u200d")
 
 
 def check_name(name: str, what: str = "name") -> str:
@@ -24,7 +27,10 @@ def check_name(name: str, what: str = "name") -> str:
         raise InvalidInputError(
             f"The {what} {name!r} contains a slash: names may not contain '/' or '\\'."
         )
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in name):
+    if any(
+        unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch not in _JOINERS
+        for ch in name
+    ):
         raise InvalidInputError(
             f"The {what} {name!r} contains a control character: use printable characters only."
         )

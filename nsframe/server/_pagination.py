@@ -14,12 +14,16 @@ from collections.abc import Sequence
 from nsframe.exceptions import InvalidInputError
 
 MAX_PAGE_SIZE = 1000
+_FROM_URLSAFE = str.maketrans("-_", "+/")
 
 
 def _decode(token: str) -> str:
     try:
         padded = token + "=" * (-len(token) % 4)
-        return base64.urlsafe_b64decode(padded.encode("ascii")).decode("utf-8")
+        # validate=True: a token with characters outside the alphabet is refused, not
+        # silently shortened into some other position in the listing.
+        standard = padded.translate(_FROM_URLSAFE).encode("ascii")
+        return base64.b64decode(standard, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeError, ValueError) as exc:
         raise InvalidInputError(
             f"The page_token {token!r} is not one this server issued: send back the "

@@ -17,6 +17,8 @@ from nsframe.exceptions import InvalidInputError, PayloadTooLargeError
 T = TypeVar("T")
 
 DEFAULT_JSON_LIMIT = 16 * 1024 * 1024
+# Every integer the contract has (versions, counts, limits) is an int64.
+MAX_INT64 = 2**63 - 1
 
 
 async def read_json(request: Request, *, limit: int | None = None) -> dict[str, Any]:
@@ -42,10 +44,23 @@ async def read_json(request: Request, *, limit: int | None = None) -> dict[str, 
         body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"The body is not valid JSON: {exc}. Send a JSON object.") from exc
+    except RecursionError as exc:
+        raise InvalidInputError(
+            "The JSON body nests too deeply to read: flatten it."
+        ) from exc
     if not isinstance(body, dict):
         raise InvalidInputError(
             f"The body must be a JSON object, got {type(body).__name__}: wrap members in {{}}."
         )
+    try:
+        # JSON may spell lone surrogates ("\\ud800"); such text can be neither stored
+        # nor sent back, so refuse it here rather than fail later.
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            "The body holds a lone UTF-16 surrogate (\\ud800-\\udfff) in a string: send "
+            "valid Unicode."
+        ) from exc
     return body
 
 
@@ -82,6 +97,8 @@ def get_int(
         raise InvalidInputError(f"The member {key!r} must be an integer, got {_typename(value)}.")
     if minimum is not None and value < minimum:
         raise InvalidInputError(f"The member {key!r} must be >= {minimum}, got {value}.")
+    if value > MAX_INT64:
+        raise InvalidInputError(f"The member {key!r} must be at most {MAX_INT64}, got {value}.")
     return value
 
 
@@ -139,6 +156,10 @@ def query_int(params: Any, key: str, *, minimum: int = 0) -> int | None:
         ) from exc
     if value < minimum:
         raise InvalidInputError(f"The query parameter {key!r} must be >= {minimum}, got {value}.")
+    if value > MAX_INT64:
+        raise InvalidInputError(
+            f"The query parameter {key!r} must be at most {MAX_INT64}, got {value}."
+        )
     return value
 
 
@@ -171,3 +192,56 @@ def normalize_choice(value: object, key: str, choices: tuple[str, ...], default:
         f"{key} {value!r} is not known: use one of {', '.join(choices)} (any case, "
         "PascalCase or snake_case)."
     )
+
+
+def whole_condition(predicate: str, what: str = "predicate") -> str:
+    """``predicate`` wrapped so that Lance must parse all of it.
+
+    Lance's SQL parser stops after the first complete expression and ignores the rest,
+    so ``id = 1 AMD name = 'x'`` (a typo) would silently mean ``id = 1``. In parentheses,
+    trailing text is a syntax error instead. The newline ends a trailing ``--`` comment.
+    A ``)`` that closes nothing is refused first: wrapped, ``id = 1) OR (true`` would
+    become a valid condition the client never wrote.
+    """
+    if _closes_unopened(predicate):
+        raise InvalidInputError(
+            f"The {what} {predicate!r} has a ')' without a matching '(': check its "
+            "parentheses."
+        )
+    return f"({predicate}\n)"
+
+
+def _closes_unopened(sql: str) -> bool:
+    """True if a ')' outside quotes and comments closes no '('."""
+    depth = 0
+    i = 0
+    while i < len(sql):
+        ch = sql[i]
+        if ch in "'\"`":
+            # Quoted text or identifier; a doubled quote inside is an escaped quote.
+            end = i + 1
+            while end < len(sql):
+                if sql[end] == ch:
+                    if sql[end + 1: end + 2] == ch:
+                        end += 2
+                        continue
+                    break
+                end += 1
+            i = end + 1
+            continue
+        if sql.startswith("--", i):
+            newline = sql.find("\n", i)
+            i = len(sql) if newline < 0 else newline + 1
+            continue
+        if sql.startswith("/*", i):
+            close = sql.find("*/", i + 2)
+            i = len(sql) if close < 0 else close + 2
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                return True
+        i += 1
+    return False

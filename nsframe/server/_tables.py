@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from nsframe import _spec
 from nsframe.exceptions import (
+    BranchNotFoundError,
     InvalidInputError,
     TableAlreadyExistsError,
 )
@@ -21,7 +22,7 @@ from nsframe.server._arrow import (
     schema_to_base64,
     schema_to_json,
 )
-from nsframe.server._catalog import TableRef, normalize_branch
+from nsframe.server._catalog import Catalog, TableRef, normalize_branch
 from nsframe.server._errors import lance_errors
 from nsframe.server._handler import Call, route
 from nsframe.server._ids import format_id
@@ -32,6 +33,7 @@ from nsframe.server._request import (
     normalize_choice,
     query_bool,
     query_int,
+    whole_condition,
 )
 
 CREATE_MODES = ("Create", "ExistOk", "Overwrite")
@@ -62,15 +64,30 @@ def write_stream(call: Call, ref: TableRef, *, mode: str,
         target = existing
     with lance_errors(f"Writing to table {ref.label(call.delimiter)!r} failed"):
         try:
-            ds = lance.write_dataset(stream.reader(), target, mode=mode, session=catalog.session)
+            if mode == "create":
+                ds = _create_exclusive(catalog, ref, stream, call.label)
+            else:
+                ds = lance.write_dataset(stream.reader(), target, mode=mode,
+                                         session=catalog.session)
         except Exception:
             if stream.error is not None:
                 raise stream.error from None
             raise
-    if mode == "create":
-        ref.declared_marker.unlink(missing_ok=True)
+    # A declared table's properties file stays: it now holds the created table's properties.
     catalog.remember(ref, branch, ds)
     return ds, stream.num_rows
+
+
+def _create_exclusive(catalog: Catalog, ref: TableRef, stream: StreamReader,
+                      label: str) -> LanceDataset:
+    with catalog.creation_lock(ref):
+        if catalog.table_state(ref) == "created":
+            raise TableAlreadyExistsError(
+                f"Table {label!r} was created by another request at the same time: insert "
+                "into it, or create with mode exist_ok or overwrite."
+            )
+        return lance.write_dataset(stream.reader(), ref.uri, mode="create",
+                                   session=catalog.session)
 
 
 def create_table(call: Call) -> dict[str, Any]:
@@ -79,18 +96,21 @@ def create_table(call: Call) -> dict[str, Any]:
     catalog = call.catalog
     catalog.require_namespace(call.id[:-1])
     ref = catalog.table_ref(call.id)
-    state = catalog.table_state(ref)
-    if state == "created" and mode == "Create":
-        raise TableAlreadyExistsError(
-            f"Table {call.label!r} already exists: use mode exist_ok to open it or overwrite "
-            "to replace it."
-        )
-    if state == "created" and mode == "ExistOk":
-        ds = catalog.dataset(ref)
-        return {"version": ds.version, "properties": catalog.table_properties(ref)}
-    if properties and state != "created":
-        catalog.declare_table(ref, properties)
-    ds, rows = write_stream(call, ref, mode="overwrite" if state == "created" else "create")
+    with catalog.creation_lock(ref):
+        state = catalog.table_state(ref)
+        if state == "created" and mode == "Create":
+            raise TableAlreadyExistsError(
+                f"Table {call.label!r} already exists: use mode exist_ok to open it or "
+                "overwrite to replace it."
+            )
+        if state == "created" and mode == "ExistOk":
+            ds = catalog.dataset(ref)
+            return {"version": ds.version, "properties": catalog.table_properties(ref)}
+        ds, rows = write_stream(call, ref, mode="overwrite" if state == "created" else "create")
+        # Properties are saved only once the data is committed: a failed create leaves
+        # no declared table behind.
+        if properties:
+            catalog.declare_table(ref, properties)
     return {"version": ds.version, "num_inserted_rows": rows,
             "properties": catalog.table_properties(ref)}
 
@@ -127,10 +147,18 @@ def insert(call: Call) -> dict[str, Any]:
     branch = call.params.get("branch")
     ref = call.catalog.require_table(call.id, allow_declared=True)
     if call.catalog.table_state(ref) == "declared":
-        # SEED_SPEC.md: an insert into a declared table creates it with the data.
-        ds, rows = write_stream(call, ref, mode="create")
-    else:
-        ds, rows = write_stream(call, ref, mode=mode.lower(), branch=branch)
+        if normalize_branch(branch) is not None:
+            raise BranchNotFoundError(
+                f"Table {call.label!r} is only declared, so it has no branch {branch!r}: "
+                "insert into the main branch first."
+            )
+        # SEED_SPEC.md: an insert into a declared table creates it with the data. Under
+        # the creation lock, so that of two concurrent first inserts the second appends.
+        with call.catalog.creation_lock(ref):
+            if call.catalog.table_state(ref) == "declared":
+                ds, rows = write_stream(call, ref, mode="create")
+                return {"version": ds.version, "num_inserted_rows": rows}
+    ds, rows = write_stream(call, ref, mode=mode.lower(), branch=branch)
     return {"version": ds.version, "num_inserted_rows": rows}
 
 
@@ -208,7 +236,7 @@ def count_rows(call: Call) -> Response:
         version=get_int(source, "version"),
     )
     with lance_errors(f"The predicate {predicate!r} is not valid"):
-        n = ds.count_rows(filter=predicate) if predicate else ds.count_rows()
+        n = ds.count_rows(filter=whole_condition(predicate)) if predicate else ds.count_rows()
     return Response(json.dumps(n), media_type=_spec.JSON)
 
 
@@ -226,7 +254,7 @@ def delete(call: Call) -> dict[str, Any]:
     # A dataset object of its own: the cached ones are shared by concurrent readers.
     ds = catalog.open_fresh(ref, branch)
     with lance_errors(f"The predicate {predicate!r} is not valid"):
-        result = ds.delete(predicate)
+        result = ds.delete(whole_condition(predicate))
     catalog.remember(ref, branch, ds)
     deleted = result.get("num_deleted_rows") if isinstance(result, dict) else None
     return {"version": ds.version, "num_deleted_rows": deleted}
