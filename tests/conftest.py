@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,12 +65,13 @@ def read_ipc_file(content: bytes) -> pa.Table:
 def assert_error(resp: requests.Response, status: int, code: int | None = None) -> dict[str, Any]:
     """Check the contract's error body and return it."""
     assert resp.status_code == status, resp.text
-    body = resp.json()
+    body: dict[str, Any] = resp.json()
     assert body["status"] == status
     assert body["type"].startswith("/errors/")
     assert body["title"]
     assert body["detail"]
-    assert body["instance"] == requests.utils.urlparse(resp.request.url).path or body["instance"]
+    sent_path = urllib.parse.unquote(urllib.parse.urlsplit(str(resp.request.url)).path)
+    assert urllib.parse.unquote(body["instance"]).rstrip("/") == sent_path.rstrip("/"), body
     assert body["error"] == body["detail"]
     if code is not None:
         assert body["code"] == code, body

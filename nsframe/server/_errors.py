@@ -112,7 +112,8 @@ def lance_errors(context: str = "") -> Iterator[None]:
 
 def error_response(request: Request, error: APIError) -> Response:
     body = error.to_body()
-    body["instance"] = request.url.path
+    # The raw scope path: request.url.path goes through urlsplit, which drops control characters.
+    body["instance"] = request.scope.get("path") or request.url.path
     headers = dict(error.headers)
     return JSONResponse(body, status_code=error.status, headers=headers)
 
