@@ -6,27 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from _paging import walk_pages
 from conftest import assert_error
 from test_versions import count, create, delete, expect, insert, ok, post, read, rows
 
 
 def collect_branches(http: requests.Session, base_url: str, table: str,
                      limit: int) -> tuple[dict[str, Any], int]:
-    found: dict[str, Any] = {}
-    token: str | None = None
-    pages = 0
-    while True:
-        params: dict[str, Any] = {"limit": limit}
-        if token is not None:
-            params["page_token"] = token
-        page = ok(http.post(f"{base_url}/v1/table/{table}/branches/list", params=params))
-        pages += 1
-        assert 1 <= len(page["branches"]) <= limit, page
-        assert not set(page["branches"]) & set(found), "a branch came back twice"
-        found.update(page["branches"])
-        token = page.get("page_token")
-        if not token:
-            return found, pages
+    return walk_pages(http, "POST", f"{base_url}/v1/table/{table}/branches/list",
+                      "branches", limit)
 
 
 def test_branch_list_pagination(http: requests.Session, base_url: str, ns: str) -> None:

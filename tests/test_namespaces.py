@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import requests
+from _paging import walk_pages
 from conftest import assert_error, ipc_stream
 
 
@@ -209,23 +210,9 @@ def test_path_and_body_id_must_agree(http: requests.Session, base_url: str, ns: 
 def _all_pages(
     http: requests.Session, base_url: str, ident: str, limit: int
 ) -> tuple[list[str], int]:
-    seen: list[str] = []
-    token: str | None = None
-    pages = 0
-    while True:
-        params: dict[str, Any] = {"limit": limit}
-        if token is not None:
-            params["page_token"] = token
-        resp = http.get(f"{base_url}/v1/namespace/{ident}/list", params=params)
-        assert resp.status_code == 200, resp.text
-        body = resp.json()
-        assert len(body["namespaces"]) <= limit
-        seen.extend(body["namespaces"])
-        pages += 1
-        assert pages < 50, "pagination does not end"
-        token = body.get("page_token")
-        if not token:
-            return seen, pages
+    found, pages = walk_pages(http, "GET", f"{base_url}/v1/namespace/{ident}/list",
+                              "namespaces", limit)
+    return list(found), pages
 
 
 def test_list_pages(http: requests.Session, base_url: str, ns: str) -> None:

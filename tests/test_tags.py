@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 import requests
+from _paging import walk_pages
 from conftest import assert_error
 from test_versions import create, expect, insert, ok, post, read
 
@@ -13,22 +14,7 @@ from test_versions import create, expect, insert, ok, post, read
 def collect_tags(http: requests.Session, base_url: str, table: str, limit: int,
                  method: str) -> tuple[dict[str, Any], int]:
     """Every tag, page by page; also returns the number of pages."""
-    found: dict[str, Any] = {}
-    token: str | None = None
-    pages = 0
-    while True:
-        params: dict[str, Any] = {"limit": limit}
-        if token is not None:
-            params["page_token"] = token
-        resp = http.request(method, f"{base_url}/v1/table/{table}/tags/list", params=params)
-        page = ok(resp)
-        pages += 1
-        assert 1 <= len(page["tags"]) <= limit, page
-        assert not set(page["tags"]) & set(found), "a tag came back twice"
-        found.update(page["tags"])
-        token = page.get("page_token")
-        if not token:
-            return found, pages
+    return walk_pages(http, method, f"{base_url}/v1/table/{table}/tags/list", "tags", limit)
 
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
