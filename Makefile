@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test lint typecheck pytest serve bench clean
+.PHONY: demo test lint typecheck pytest serve bench clean chromium notebooks notebooks-run lab
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(VENV)/bin/nsframe demo
 
-test: lint typecheck pytest
+test: lint typecheck pytest notebooks
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check nsframe tests benchmarks
@@ -25,8 +25,27 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) chromium
 	$(VENV)/bin/pytest
+
+# The real-browser test (tests/ui) drives Debian's chromium; nothing downloads a browser.
+chromium:
+	@test -x /usr/bin/chromium || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends chromium; }
+
+# The notebooks are tests too: nbval runs each in a fresh kernel of this venv and compares the
+# outputs of the cells marked NBVAL_CHECK_OUTPUT (notebooks/conftest.py, notebooks/sanitize.cfg).
+NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg
+notebooks: $(STAMP)
+	$(VENV)/bin/pytest -p no:cacheprovider $(NBVAL) notebooks/
+
+# Re-run every notebook and save its outputs, after a change that alters what they show.
+notebooks-run: $(STAMP)
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/
 
 serve: $(STAMP)
 	$(VENV)/bin/nsframe serve
