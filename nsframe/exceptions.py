@@ -380,6 +380,7 @@ _BY_STATUS: dict[int, type[APIError]] = {
     401: UnauthorizedError,
     403: ForbiddenError,
     404: NotFoundError,
+    405: UnsupportedError,
     406: UnsupportedError,
     409: ConflictError,
     413: PayloadTooLargeError,
@@ -397,6 +398,8 @@ def error_class_for(status: int, code: int | None) -> type[APIError]:
     if code is not None and code in _BY_CODE:
         cls = _BY_CODE[code]
         if cls.status == status or (status == 400 and cls is NamespaceNotFoundError):
+            return cls
+        if status in (405, 406) and cls is UnsupportedError:  # the router's 405 uses code 0
             return cls
     if status in _BY_STATUS:
         return _BY_STATUS[status]

@@ -47,6 +47,11 @@ def test_status_wins_when_code_disagrees() -> None:
     assert exc.error_class_for(502, None) is exc.ServerError
 
 
+def test_method_not_allowed_is_unsupported() -> None:
+    assert exc.error_class_for(405, 0) is exc.UnsupportedError
+    assert exc.error_class_for(405, None) is exc.UnsupportedError
+
+
 def test_drop_namespace_fail_is_a_400_namespace_not_found() -> None:
     assert exc.error_class_for(400, 1) is exc.NamespaceNotFoundError
 
