@@ -25,6 +25,7 @@ from nsframe._models import (
 from nsframe._namespace import Namespace
 from nsframe._query import Query
 from nsframe._table import ReadOnlyTableError, Table
+from nsframe._upload import PartialWriteError
 from nsframe._version import __version__
 from nsframe.exceptions import (
     APIError,
@@ -44,6 +45,7 @@ __all__ = [
     "Namespace",
     "NotFoundError",
     "NsframeError",
+    "PartialWriteError",
     "Query",
     "ReadOnlyTableError",
     "Ref",
@@ -69,3 +71,8 @@ for _name in __all__:
     if isinstance(_obj, type) and _obj.__module__.startswith("nsframe._"):
         _obj.__module__ = "nsframe"
 del _name, _obj
+
+# df.ns on pandas and polars frames: now for a library already imported, else on import.
+from nsframe.accessors import register as _register_accessors  # noqa: E402
+
+_register_accessors()

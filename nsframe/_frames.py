@@ -1,5 +1,10 @@
 """The only module that knows pandas and polars: frames in, Arrow out, and back.
 
+In: anything with ``__arrow_c_stream__``, pyarrow tables/batches/readers, pandas and
+polars frames (lazy ones streamed), a list of dicts, a dict of columns, or an iterable
+of any of those, as a `Source`: a schema and a stream of record batches.
+Out: Arrow results as pandas (nullable dtypes by default) or polars frames.
+
 pandas and polars are imported lazily, so `import nsframe` stays light and a missing
 polars only matters to whoever asks for a polars frame.
 """
@@ -7,10 +12,22 @@ polars only matters to whoever asks for a polars frame.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Mapping, Sequence
+import itertools
+import json
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+
+from nsframe._vectors import (
+    VectorPlan,
+    check_named,
+    object_vector_width,
+    object_vectors,
+    vector_type,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -18,6 +35,13 @@ if TYPE_CHECKING:
 
 # Rows per record batch when a frame is streamed to the server (PERFORMANCE_NOTES.md).
 STREAM_BATCH_ROWS = 8192
+# Rows per batch pulled from a polars LazyFrame's streaming engine.
+LAZY_BATCH_ROWS = 16_384
+PANDAS_BACKENDS = ("numpy_nullable", "pyarrow", "numpy")
+# Categories of a pandas categorical kept in the metadata, up to this many.
+MAX_STORED_CATEGORIES = 10_000
+# Rows of a pandas frame with vector columns are converted this many bytes at a time.
+PANDAS_SLICE_BYTES = 16 << 20
 
 
 def _pandas() -> Any:
@@ -36,101 +60,411 @@ def _polars() -> Any:
     return polars
 
 
+def frame_kind(data: Any) -> str | None:
+    """``"pandas"``, ``"polars"``, ``"polars-lazy"``, or None for anything else.
+
+    Looks only at modules already imported: a frame's library is always loaded.
+    """
+    pd_mod, pl_mod = sys.modules.get("pandas"), sys.modules.get("polars")
+    if pd_mod is not None and isinstance(data, pd_mod.DataFrame):
+        return "pandas"
+    if pl_mod is not None and isinstance(data, pl_mod.DataFrame):
+        return "polars"
+    if pl_mod is not None and isinstance(data, pl_mod.LazyFrame):
+        return "polars-lazy"
+    return None
+
+
+# ---------------------------------------------------------------------- Arrow -> frames
 def to_pandas(table: pa.Table, *, dtype_backend: str | None = "numpy_nullable") -> pd.DataFrame:
     """An Arrow table as a pandas DataFrame.
 
-    ``dtype_backend="numpy_nullable"`` (the default) keeps integer columns with nulls as
-    ``Int64`` rather than float; ``"pyarrow"`` gives ArrowDtype columns; ``None`` is
-    pyarrow's plain conversion.
+    The pandas metadata a frame was stored with (pyarrow's ``pandas`` schema metadata)
+    restores its dtypes and index. Columns it does not describe follow
+    ``dtype_backend``: ``"numpy_nullable"`` (default: ``Int64``, ``boolean``, ``Float64``
+    where numpy would lose nulls), ``"pyarrow"`` (``ArrowDtype`` for every column) or
+    ``"numpy"`` (pyarrow's plain conversion; ``None`` means the same).
     """
     pd = _pandas()
-    if dtype_backend != "pyarrow" and any(c.num_chunks > 1 for c in table.columns):
+    backend = "numpy" if dtype_backend is None else dtype_backend
+    if backend not in PANDAS_BACKENDS:
+        raise ValueError(
+            f"dtype_backend must be one of {', '.join(PANDAS_BACKENDS)}; got {dtype_backend!r}."
+        )
+    if backend != "pyarrow" and any(c.num_chunks > 1 for c in table.columns):
         # Converting one contiguous chunk per column is about 3x faster than many pieces.
         table = table.combine_chunks()
-    if dtype_backend is None:
-        return table.to_pandas()
-    if dtype_backend == "pyarrow":
+    meta = _pandas_metadata(table.schema)
+    arrow_typed = {str(c.get("field_name")) for c in meta.get("columns") or []
+                   if str(c.get("numpy_type", "")).endswith("[pyarrow]")} & set(table.column_names)
+    if arrow_typed:
+        # pyarrow cannot rebuild ArrowDtype columns from the metadata: do it ourselves.
+        entries = [dict(c, numpy_type="object") if c.get("field_name") in arrow_typed else c
+                   for c in meta.get("columns") or []]
+        table = table.replace_schema_metadata({
+            **(table.schema.metadata or {}),
+            b"pandas": json.dumps({**meta, "columns": entries}).encode(),
+        })
+    if backend == "pyarrow":
         return table.to_pandas(types_mapper=pd.ArrowDtype)
-    if dtype_backend == "numpy_nullable":
-        mapping = {
-            pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(),
-            pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype(),
-            pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
-            pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(),
-            pa.bool_(): pd.BooleanDtype(), pa.float32(): pd.Float32Dtype(),
-            pa.float64(): pd.Float64Dtype(),
-        }
-        return table.to_pandas(types_mapper=mapping.get)
-    raise ValueError(
-        f"dtype_backend must be 'numpy_nullable', 'pyarrow' or None, got {dtype_backend!r}."
-    )
+    frame = table.to_pandas() if backend == "numpy" else _to_nullable(pd, table)
+    for name in arrow_typed & set(frame.columns):
+        frame[name] = pd.arrays.ArrowExtensionArray(table.column(name))
+    for entry in meta.get("columns") or []:
+        name = entry.get("field_name")
+        if name in frame.columns and isinstance(frame[name].dtype, pd.CategoricalDtype):
+            frame[name] = _restore_categories(pd, frame[name], entry)
+    return frame
+
+
+def _restore_categories(pd: Any, column: pd.Series, entry: dict[str, Any]) -> pd.Series:
+    stored = entry.get("nsframe_categories")
+    if isinstance(stored, list) and set(column.cat.categories) <= set(stored):
+        column = column.cat.set_categories(pd.Index(stored))
+    if (entry.get("metadata") or {}).get("ordered"):
+        # Lance keeps dictionaries but not their "ordered" flag; the metadata has it.
+        column = column.cat.as_ordered()
+    return column
+
+
+def _to_nullable(pd: Any, table: pa.Table) -> pd.DataFrame:
+    mapper = _nullable_mapper(pd)
+    described = _described_columns(table.schema)
+    if not described:
+        return table.to_pandas(types_mapper=mapper)
+    frame = table.to_pandas()
+    for name in table.column_names:
+        if name not in described and name in frame.columns:
+            converted = pa.table({name: table.column(name)}).to_pandas(types_mapper=mapper)
+            frame[name] = converted[name].array
+    return frame
+
+
+def _pandas_metadata(schema: pa.Schema) -> dict[str, Any]:
+    raw = (schema.metadata or {}).get(b"pandas")
+    try:
+        meta = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _nullable_mapper(pd: Any) -> Any:
+    mapping = {
+        pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(),
+        pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype(),
+        pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+        pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(),
+        pa.bool_(): pd.BooleanDtype(), pa.float32(): pd.Float32Dtype(),
+        pa.float64(): pd.Float64Dtype(),
+    }
+    return mapping.get
+
+
+def _described_columns(schema: pa.Schema) -> set[str]:
+    """Columns (and index columns) the stored pandas metadata gives a dtype for."""
+    entries = _pandas_metadata(schema).get("columns") or []
+    names = {str(c.get("field_name")) for c in entries if isinstance(c, dict)}
+    return names & set(schema.names)
 
 
 def to_polars(table: pa.Table) -> pl.DataFrame:
-    """An Arrow table as a polars DataFrame (zero-copy where polars allows)."""
+    """An Arrow table as a polars DataFrame (zero-copy where polars allows).
+
+    polars types come back from the Arrow types and field metadata it wrote
+    (``Categorical``, ``Enum``, ``Array``, ...).
+    """
     frame: pl.DataFrame = _polars().from_arrow(table)
     return frame
 
 
-def to_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchReader:
-    """Anything tabular as a stream of record batches.
+def like(frame: Any, table: pa.Table) -> Any:
+    """``table`` as the same kind of frame as ``frame`` (pandas, polars, or LazyFrame)."""
+    kind = frame_kind(frame)
+    if kind == "pandas":
+        return to_pandas(table)
+    if kind == "polars":
+        return to_polars(table)
+    if kind == "polars-lazy":
+        return to_polars(table).lazy()
+    return table
 
-    Accepts a pyarrow Table, RecordBatch or RecordBatchReader, any object with
-    ``__arrow_c_stream__`` (polars, DuckDB, ...), a pandas DataFrame, a list of dicts
-    (rows) or a dict of columns. ``schema`` casts the data when given.
+
+# ---------------------------------------------------------------------- frames -> Arrow
+@dataclass
+class Source:
+    """Tabular input as a schema and a one-shot stream of record batches.
+
+    ``nbytes`` and ``num_rows`` are known for in-memory input and None for streams.
     """
+
+    schema: pa.Schema
+    batches: Iterator[pa.RecordBatch]
+    nbytes: int | None = None
+    num_rows: int | None = None
+
+    def reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.schema, self.batches)
+
+
+def to_source(data: Any, *, vector_columns: Mapping[str, int] | None = None) -> Source:
+    """Anything tabular as a `Source`, vector columns made ``fixed_size_list<float32>``.
+
+    ``vector_columns=None`` finds vectors (equal-length float lists) by itself in frames,
+    rows and columns; Arrow input keeps its types unless columns are named. A dict names
+    the vector columns and their dimensions (``{}``: none).
+
+    Raises:
+        ValueError: a named (or found) vector column cannot be a vector.
+        TypeError: ``data`` is not tabular.
+    """
+    auto = vector_columns is None
+    check_named(vector_columns)  # before any work: a bad dimension is the first error
+    kind = frame_kind(data)
+    if kind == "polars-lazy":
+        return _stream_source(_lazy_batches(data), VectorPlan(vector_columns, auto=auto))
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+        return _table_source(table, VectorPlan(vector_columns, auto=False))
     if isinstance(data, pa.RecordBatchReader):
-        reader = data
-    elif isinstance(data, pa.Table):
-        reader = pa.RecordBatchReader.from_batches(
-            data.schema, data.to_batches(max_chunksize=STREAM_BATCH_ROWS))
-    elif isinstance(data, pa.RecordBatch):
-        reader = pa.RecordBatchReader.from_batches(data.schema, [data])
-    else:
-        return to_reader(to_table(data, schema), schema)
+        return _stream_source(data, VectorPlan(vector_columns, auto=False))
+    if kind == "pandas":
+        return _pandas_source(data, vector_columns)
+    if kind is not None or isinstance(data, Mapping) or _is_rows(data):
+        return _table_source(_eager_table(data, kind),
+                             VectorPlan(vector_columns, auto=auto))
+    if hasattr(data, "__arrow_c_stream__"):
+        return _stream_source(pa.RecordBatchReader.from_stream(data),
+                              VectorPlan(vector_columns, auto=auto))
+    if isinstance(data, Iterable) and not isinstance(data, (str, bytes)):
+        return _stream_source(_iterable_batches(data, vector_columns),
+                              VectorPlan(vector_columns, auto=auto))
+    raise TypeError(
+        f"Cannot turn a {type(data).__name__} into Arrow data: pass a pandas or polars "
+        "DataFrame (or LazyFrame), a pyarrow Table or RecordBatchReader, anything with "
+        "__arrow_c_stream__, a list of dicts, a dict of columns, or an iterable of those."
+    )
+
+
+def _is_rows(data: Any) -> bool:
+    return isinstance(data, Sequence) and not isinstance(data, (str, bytes)) \
+        and all(isinstance(row, Mapping) for row in data)
+
+
+def _eager_table(data: Any, kind: str | None) -> pa.Table:
+    if kind == "polars":
+        return _polars_to_arrow(data)
+    if isinstance(data, Mapping):
+        return pa.table({str(k): _column(v) for k, v in data.items()})
+    return pa.Table.from_pylist(list(data))
+
+
+def _column(values: Any) -> Any:
+    # A 2-D numpy array as a column is one vector per row.
+    if getattr(values, "ndim", 1) == 2:
+        np = sys.modules["numpy"]
+        matrix = np.ascontiguousarray(values)
+        return pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1])
+    return values
+
+
+def _pandas_source(df: pd.DataFrame, vector_columns: Mapping[str, int] | None) -> Source:
+    """A pandas frame as batches. Vector columns (numpy arrays in object columns) are
+    converted slice by slice as the batches are sent, so the client never holds a second
+    copy of them; the other columns are converted at once (mostly zero-copy)."""
+    if not df.columns.is_unique:
+        raise ValueError("The DataFrame has duplicate column names: rename them first.")
+    widths: dict[str, int] = {}
+    for name in df.columns:
+        if df[name].dtype == object and (vector_columns is None or str(name) in vector_columns):
+            dim = None if vector_columns is None else vector_columns[str(name)]
+            width = object_vector_width(df[name], str(name), dim)
+            if width is not None:
+                widths[str(name)] = width
+    others = {k: v for k, v in (vector_columns or {}).items() if k not in widths}
+    plan = VectorPlan(None if vector_columns is None else others, auto=vector_columns is None)
+    rest = df.drop(columns=[n for n in df.columns if str(n) in widths]) if widths else df
+    base = plan.apply_table(_mark_arrow_dtypes(
+        pa.Table.from_pandas(rest, preserve_index=keeps_index(df.index)), df))
+    fields = list(base.schema)
+    for position, name in enumerate(df.columns):
+        if str(name) in widths:
+            fields.insert(position, pa.field(str(name), vector_type(widths[str(name)])))
+    schema = pa.schema(fields, metadata=base.schema.metadata)
+    rows = len(df)
+    if not widths:
+        return Source(schema, iter(base.to_batches()), nbytes=base.nbytes, num_rows=rows)
+    row_bytes = 4 * sum(widths.values()) + base.nbytes // max(rows, 1)
+    step = max(1, PANDAS_SLICE_BYTES // max(row_bytes, 1))
+    columns = {str(n): df[n].to_numpy(dtype=object) for n in df.columns if str(n) in widths}
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for start in range(0, rows, step):
+            part = base.slice(start, step)
+            arrays = [object_vectors(columns[f.name][start:start + step], f.name,
+                                     widths[f.name]) if f.name in widths
+                      else part.column(f.name).combine_chunks() for f in schema]
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    return Source(schema, batches(), nbytes=base.nbytes + rows * 4 * sum(widths.values()),
+                  num_rows=rows)
+
+
+def _mark_arrow_dtypes(table: pa.Table, df: pd.DataFrame) -> pa.Table:
+    """Add to pyarrow's pandas metadata what it leaves out: the dtype of ArrowDtype
+    columns (decimals are recorded as "object") and the categories of categoricals
+    (Arrow keeps them with the data, so an empty or all-null column loses them)."""
+    pd = _pandas()
+    meta = _pandas_metadata(table.schema)
+    if not meta:
+        return table
+    changed = False
+    entries = []
+    for entry in meta.get("columns") or []:
+        name = entry.get("name")
+        dtype = df[name].dtype if name in df.columns and entry.get("field_name") == str(name) \
+            else None
+        if isinstance(dtype, pd.ArrowDtype):
+            entry, changed = dict(entry, numpy_type=str(dtype)), True
+        elif isinstance(dtype, pd.CategoricalDtype) \
+                and len(dtype.categories) <= MAX_STORED_CATEGORIES \
+                and dtype.categories.dtype.kind in "OUiu":
+            entry = dict(entry, nsframe_categories=dtype.categories.tolist())
+            changed = True
+        entries.append(entry)
+    if not changed:
+        return table
+    return table.replace_schema_metadata({
+        **(table.schema.metadata or {}),
+        b"pandas": json.dumps({**meta, "columns": entries}).encode(),
+    })
+
+
+def keeps_index(index: pd.Index) -> bool:
+    """Whether a pandas index is data to store: every index except an unnamed integer one.
+
+    An unnamed RangeIndex (or the integer index left by filtering) only numbers rows,
+    so it is dropped and a read gives a fresh RangeIndex. A named index, a MultiIndex
+    or an index of other values (dates, strings) is stored as columns and restored.
+    """
+    if any(name is not None for name in index.names):
+        return True
+    return not (index.nlevels == 1 and index.dtype.kind in "iu")
+
+
+def _polars_arrow_compat() -> Any:
+    # Plain large_string/large_binary rather than the view types: every Arrow reader
+    # (and Lance) understands them.
+    return _polars().CompatLevel.oldest()
+
+
+def _polars_to_arrow(df: pl.DataFrame) -> pa.Table:
+    table: pa.Table = df.to_arrow(compat_level=_polars_arrow_compat())
+    return table
+
+
+def _lazy_batches(lf: pl.LazyFrame) -> Iterator[pa.RecordBatch]:
+    # The streaming engine hands out frames of about LAZY_BATCH_ROWS rows; the whole
+    # result is never collected.
+    compat = _polars_arrow_compat()
+    produced = False
+    for frame in lf.collect_batches(chunk_size=LAZY_BATCH_ROWS, lazy=True):
+        produced = True
+        yield from frame.to_arrow(compat_level=compat).to_batches()
+    if not produced:
+        # An empty result still has a schema: create the table with it.
+        empty = lf.limit(0).collect().to_arrow(compat_level=compat)
+        yield pa.RecordBatch.from_pylist([], schema=empty.schema)
+
+
+def _iterable_batches(items: Iterable[Any],
+                      vector_columns: Mapping[str, int] | None) -> Iterator[pa.RecordBatch]:
+    for item in items:
+        if isinstance(item, pa.RecordBatch):
+            yield item
+            continue
+        source = to_source(item, vector_columns=vector_columns or {})
+        yield from source.batches
+
+
+def _table_source(table: pa.Table, plan: VectorPlan) -> Source:
+    table = plan.apply_table(table)
+    return Source(table.schema, iter(table.to_batches()), nbytes=table.nbytes,
+                  num_rows=table.num_rows)
+
+
+def _stream_source(batches: Iterable[pa.RecordBatch], plan: VectorPlan) -> Source:
+    iterator = iter(batches)
+    schema = batches.schema if isinstance(batches, pa.RecordBatchReader) else None
+    first = next(iterator, None)
+    if first is None:
+        if schema is None:
+            raise ValueError("The data has no batches, hence no schema: nothing to write.")
+        return Source(plan.apply_schema(schema), iter(()), nbytes=0, num_rows=0)
+    first = plan.apply(first)
+    target = first.schema
+
+    def rest() -> Iterator[pa.RecordBatch]:
+        yield first
+        for batch in iterator:
+            batch = plan.apply(batch)
+            if not batch.schema.equals(target):
+                batch = _cast_batch(batch, target)
+            yield batch
+
+    return Source(target, rest())
+
+
+def _cast_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    try:
+        if set(batch.schema.names) != set(schema.names):
+            raise KeyError(f"columns {batch.schema.names} instead of {schema.names}")
+        table = pa.Table.from_batches([batch]).select(schema.names).cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, KeyError) as exc:
+        raise ValueError(
+            f"A later batch of the data does not match the first one's schema ({exc}): "
+            "give every batch the same columns and types."
+        ) from exc
+    if not table.num_rows:
+        return pa.RecordBatch.from_pylist([], schema=schema)
+    return table.combine_chunks().to_batches()[0]
+
+
+# ---------------------------------------------------------------------- compatibility
+def to_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchReader:
+    """Anything `to_source` accepts as a record batch reader, cast to ``schema`` if given."""
+    reader = to_source(data).reader()
     if schema is not None and not reader.schema.equals(schema):
         reader = reader.cast(schema)
     return reader
 
 
 def to_table(data: Any, schema: pa.Schema | None = None) -> pa.Table:
-    """Anything `to_reader` accepts, as one Arrow table."""
-    if isinstance(data, pa.Table):
-        return data if schema is None else data.cast(schema)
-    if isinstance(data, (pa.RecordBatch, pa.RecordBatchReader)):
-        table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) \
-            else data.read_all()
-        return table if schema is None else table.cast(schema)
-    module = type(data).__module__.split(".")[0]
-    if module == "pandas":
-        return pa.Table.from_pandas(data, schema=schema, preserve_index=False)
-    if hasattr(data, "__arrow_c_stream__"):
-        table = pa.table(data)
-        return table if schema is None else table.cast(schema)
-    if isinstance(data, Mapping):
-        return pa.table(dict(data), schema=schema)
-    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-        if not all(isinstance(row, Mapping) for row in data):
-            raise TypeError("A list of rows must hold dicts, one per row.")
-        return pa.Table.from_pylist(list(data), schema=schema)
-    raise TypeError(
-        f"Cannot turn a {type(data).__name__} into Arrow data: pass a pyarrow Table or "
-        "RecordBatchReader, a pandas or polars DataFrame, a list of dicts or a dict of columns."
-    )
+    """Anything `to_source` accepts as one Arrow table."""
+    table = to_reader(data, schema).read_all()
+    return table
 
 
-def ipc_stream_chunks(reader: pa.RecordBatchReader) -> Iterator[bytes]:
-    """Encode ``reader`` as an Arrow IPC stream, one chunk per batch, never all at once.
+def ipc_stream_chunks(reader: Iterable[pa.RecordBatch], schema: pa.Schema | None = None,
+                      counter: list[int] | None = None) -> Iterator[bytes]:
+    """Encode batches as one Arrow IPC stream, piece by piece, never all at once.
 
-    Empty chunks are never yielded: in chunked transfer encoding they end the body.
+    ``counter`` (a one-item list), when given, is increased by the bytes produced.
+    Empty pieces are never yielded: in chunked transfer encoding they end the body.
     """
+    if schema is None:
+        if not isinstance(reader, pa.RecordBatchReader):
+            raise TypeError("ipc_stream_chunks needs a schema for a plain iterable of batches.")
+        schema = reader.schema
     sink = io.BytesIO()
-    writer = pa.ipc.new_stream(sink, reader.schema)
+    writer = pa.ipc.new_stream(sink, schema)
 
     def drain() -> bytes:
         chunk = sink.getvalue()
         sink.seek(0)
         sink.truncate()
+        if counter is not None:
+            counter[0] += len(chunk)
         return chunk
 
     for batch in reader:
@@ -143,3 +477,10 @@ def ipc_stream_chunks(reader: pa.RecordBatchReader) -> Iterator[bytes]:
     chunk = drain()
     if chunk:
         yield chunk
+
+
+def batched(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    """``values`` in slices of ``size``."""
+    iterator = iter(values)
+    while piece := list(itertools.islice(iterator, size)):
+        yield piece

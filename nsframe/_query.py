@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from nsframe import _frames, _spec
+from nsframe import _frames, _spec, _sql
 from nsframe._models import Ref
 
 if TYPE_CHECKING:
@@ -73,10 +73,26 @@ class Query:
     options: tuple[tuple[str, Any], ...] = ()
 
     # ------------------------------------------------------------------ builders
-    def where(self, sql: str, prefilter: bool | None = None) -> Query:
-        """Keep rows matching the SQL condition; ``prefilter`` filters before the search."""
+    def where(self, sql: str, params: Sequence[Any] | None = None,
+              prefilter: bool | None = None) -> Query:
+        """Keep rows matching the SQL condition; ``prefilter`` filters before the search.
+
+        Values in ``params`` replace the ``?`` placeholders, safely quoted (a list fills
+        ``IN (?)``), so data can never change the condition.
+
+        Example:
+            >>> tbl.search().where("cat = ? AND price < ?", ["it's", 3])
+
+        Raises:
+            ValueError: if the number of ``?`` and of values differ.
+        """
         if not isinstance(sql, str) or not sql.strip():
             raise ValueError("where() needs a SQL condition such as \"year > 2000\".")
+        if isinstance(params, bool):
+            raise TypeError("where()'s second argument is the list of values for '?'; "
+                            "pass prefilter= by name.")
+        if params is not None:
+            sql = _sql.bind(sql, params)
         return replace(self, filter=sql, prefilter=prefilter)
 
     def select(self, columns: Sequence[str] | Mapping[str, str]) -> Query:

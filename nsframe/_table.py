@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Sequence
+import itertools
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,13 @@ from nsframe._models import (
     vector_dimensions,
 )
 from nsframe._query import Query, new_query
+from nsframe._upload import (
+    AUTO_PROGRESS_ROWS,
+    DEFAULT_CHUNK_BYTES,
+    Progress,
+    ProgressArg,
+    upload,
+)
 from nsframe.exceptions import NsframeError
 
 if TYPE_CHECKING:
@@ -36,6 +45,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_ROWS = 10_000_000
 DEFAULT_PAGE_ROWS = 100_000
+_INDEX_COLUMN = re.compile(r"__index_level_\d+__")
 
 
 class ReadOnlyTableError(NsframeError, ValueError):
@@ -187,10 +197,12 @@ class Table:
 
     def to_arrow(self, *, columns: Sequence[str] | None = None, filter: str | None = None,
                  max_rows: int | None = DEFAULT_MAX_ROWS,
-                 page_rows: int = DEFAULT_PAGE_ROWS) -> pa.Table:
+                 page_rows: int = DEFAULT_PAGE_ROWS, progress: ProgressArg = None) -> pa.Table:
         """Read the whole table (or the rows matching ``filter``), page by page.
 
-        All pages read the same version, even if someone writes meanwhile.
+        All pages read the same version, even if someone writes meanwhile. ``progress``:
+        True for a bar, a callable ``(rows_done, bytes_done)``, or None (a bar for more
+        than a million rows when someone watches).
 
         Raises:
             ValueError: when more than ``max_rows`` rows match (pass ``max_rows=None``
@@ -210,66 +222,119 @@ class Table:
             query = query.where(filter)
         if columns is not None:
             query = query.select(list(columns))
+        meter = Progress(progress, total_rows=total, desc=f"read {self.id}",
+                         show_by_default=total > AUTO_PROGRESS_ROWS)
         pages: list[pa.Table] = []
         offset = 0
-        while True:
-            page = query.limit(page_rows).offset(offset).to_arrow()
-            pages.append(page)
-            offset += page.num_rows
-            if offset >= total or page.num_rows == 0:
-                return pa.concat_tables(pages)
+        try:
+            while True:
+                page = query.limit(page_rows).offset(offset).to_arrow()
+                pages.append(page)
+                offset += page.num_rows
+                meter.update(page.num_rows, page.nbytes)
+                if offset >= total or page.num_rows == 0:
+                    return pa.concat_tables(pages)
+        finally:
+            meter.close()
 
     def to_pandas(self, *, columns: Sequence[str] | None = None, filter: str | None = None,
                   max_rows: int | None = DEFAULT_MAX_ROWS,
-                  dtype_backend: str | None = "numpy_nullable") -> pd.DataFrame:
+                  dtype_backend: str | None = "numpy_nullable",
+                  progress: ProgressArg = None) -> pd.DataFrame:
         """The whole table as a pandas DataFrame (see `to_arrow`)."""
-        table = self.to_arrow(columns=columns, filter=filter, max_rows=max_rows)
+        table = self.to_arrow(columns=columns, filter=filter, max_rows=max_rows,
+                              progress=progress)
         return _frames.to_pandas(table, dtype_backend=dtype_backend)
 
     def to_polars(self, *, columns: Sequence[str] | None = None, filter: str | None = None,
-                  max_rows: int | None = DEFAULT_MAX_ROWS) -> pl.DataFrame:
+                  max_rows: int | None = DEFAULT_MAX_ROWS,
+                  progress: ProgressArg = None) -> pl.DataFrame:
         """The whole table as a polars DataFrame (see `to_arrow`)."""
         return _frames.to_polars(self.to_arrow(columns=columns, filter=filter,
-                                               max_rows=max_rows))
+                                               max_rows=max_rows, progress=progress))
 
     # ------------------------------------------------------------------ writing
-    def insert(self, data: Any, mode: str = "append") -> WriteResult:
+    def insert(self, data: Any, mode: str = "append", *,
+               chunk_size: int = DEFAULT_CHUNK_BYTES, progress: ProgressArg = None,
+               vector_columns: Mapping[str, int] | None = None) -> WriteResult:
         """Add rows (``mode="append"``) or replace them all (``mode="overwrite"``).
 
-        ``data``: a pyarrow Table or RecordBatchReader, anything with
-        ``__arrow_c_stream__``, a pandas or polars DataFrame, a list of dicts or a dict
-        of columns. It is streamed to the server as Arrow IPC, batch by batch.
+        Args:
+            data: a pandas or polars DataFrame or LazyFrame, a pyarrow Table or
+                RecordBatchReader, anything with ``__arrow_c_stream__``, a list of
+                dicts, a dict of columns, or an iterable of batches or frames.
+            chunk_size: Bytes per request; a larger input is sent as several inserts,
+                each its own version.
+            progress: True for a progress bar, False for none, a callable
+                ``(rows_done, bytes_done)``, or None: a bar for large inserts when
+                someone watches.
+            vector_columns: ``{column: dimension}`` to make into vectors; by default
+                equal-length float lists in frames are found by themselves.
+
+        Raises:
+            PartialWriteError: a chunk after the first failed; the error says how many
+                rows were committed and at which version.
+            ValueError: a vector column cannot be one (nothing is sent).
         """
-        self._writable("insert into")
         if mode.lower() not in ("append", "overwrite"):
             raise ValueError(f"mode must be 'append' or 'overwrite', got {mode!r}.")
-        if isinstance(data, (pa.Table, pa.RecordBatch, pa.RecordBatchReader)):
-            reader = _frames.to_reader(data)  # Arrow input: the caller chose the types
-        else:
-            reader = _frames.to_reader(self._conform(_frames.to_table(data), mode))
-        answer = self._client.insert(self.id, _frames.ipc_stream_chunks(reader),
-                                     mode=mode.lower(), branch=self._ref.branch)
-        return WriteResult.from_json(answer, "num_inserted_rows")
+        return self._upload(data, mode=mode.lower(), create=None, chunk_size=chunk_size,
+                            progress=progress, vector_columns=vector_columns)
 
     add = insert
 
-    def _conform(self, data: pa.Table, mode: str) -> pa.Table:
+    def _upload(self, data: Any, *, mode: str, create: str | None, chunk_size: int,
+                progress: ProgressArg, vector_columns: Mapping[str, int] | None) -> WriteResult:
+        # Shared by insert and the DataFrame accessors (``create`` is a create mode).
+        self._writable("insert into")
+        arrow_input = isinstance(data, (pa.Table, pa.RecordBatch, pa.RecordBatchReader))
+        source = _frames.to_source(data, vector_columns=vector_columns)
+        if not arrow_input and mode == "append" and create is None:
+            source = self._conform(source)
+        return upload(self._client, self.id, source, mode=mode, create=create,
+                      branch=self._ref.branch, chunk_size=chunk_size, progress=progress)
+
+    def _conform(self, source: _frames.Source) -> _frames.Source:
         # Frames pick their own Arrow types (large_string, int32...): cast to the table's
         # where that is lossless, so an append from polars matches a table made by pandas.
-        if mode.lower() != "append":
-            return data
+        # An unnamed index stored by pandas is dropped if the table has no column for it.
         try:
             target = self.schema
         except (NsframeError, ValueError):
-            return data
-        fields = [target.field(f.name) if f.name in target.names else f for f in data.schema]
-        wanted = pa.schema(fields)
-        if wanted.equals(data.schema):
-            return data
+            return source
+        names = [n for n in source.schema.names
+                 if n in target.names or not _INDEX_COLUMN.fullmatch(n)]
+        fields = [target.field(n) if n in target.names else source.schema.field(n)
+                  for n in names]
+        wanted = pa.schema(fields, metadata=source.schema.metadata)
+        if wanted.equals(source.schema):
+            return source
+        batches = iter(source.batches)
+        first = next(batches, None)
+
+        def cast(batch: pa.RecordBatch) -> list[pa.RecordBatch]:
+            table: pa.Table = pa.Table.from_batches([batch]).select(names).cast(wanted)
+            return list(table.to_batches())
+
         try:
-            return data.cast(wanted)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
-            return data
+            head = cast(first) if first is not None else []
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            # Not castable: send as is, and let the server name each difference.
+            again = itertools.chain([first] if first is not None else [], batches)
+            return _frames.Source(source.schema, again, nbytes=source.nbytes,
+                                  num_rows=source.num_rows)
+
+        def rest() -> Iterator[pa.RecordBatch]:
+            yield from head
+            for batch in batches:
+                try:
+                    yield from cast(batch)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise ValueError(f"Cannot cast the data to the types of table "
+                                     f"{self.id!r}: {exc}") from exc
+
+        return _frames.Source(wanted, rest(), nbytes=source.nbytes,
+                              num_rows=source.num_rows)
 
     def delete(self, where: str) -> WriteResult:
         """Delete the rows matching the SQL condition ``where``."""

@@ -124,7 +124,7 @@ class StreamReader:
             # The IPC reader trusts offsets and UTF-8 as sent; bad ones would make Lance
             # read out of bounds. Full validation is linear and cheap next to the write.
             batch.validate(full=True)
-            return batch
+            return _align_decimals(batch)
         except StopIteration:
             return None
         except PayloadTooLargeError as exc:
@@ -168,6 +168,15 @@ class StreamReader:
 
     def reader(self) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(self.schema, self.batches())
+
+
+def _align_decimals(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Copy decimal columns to fresh buffers: IPC aligns buffers to 8 bytes, and Lance
+    (arrow-rs) panics on a decimal128 buffer that is not 16-byte aligned."""
+    if "decimal" not in str(batch.schema):
+        return batch
+    columns = [pa.concat_arrays([c]) if "decimal" in str(c.type) else c for c in batch.columns]
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
 
 
 def check_insert_schema(incoming: pa.Schema, table: pa.Schema, label: str) -> None:

@@ -1,0 +1,193 @@
+"""Large writes: a `Source` sent as inserts of about ``chunk_size`` bytes, with progress.
+
+Each chunk is one Arrow IPC stream in one request, encoded while it is sent, so memory
+stays near one chunk on the client and one batch on the server. Each committed chunk
+is a version; a failure after the first chunk raises `PartialWriteError`, which says
+how many rows are in and at which version, so nothing is lost silently.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from nsframe._frames import Source, ipc_stream_chunks
+from nsframe._http import Client
+from nsframe._models import WriteResult
+from nsframe.exceptions import NsframeError
+
+# Chunks are pulled lazily while sent, so their size costs no client memory; larger
+# chunks mean fewer commits (benchmarks/bench_accessors.py: 256 MiB beat 64 MiB).
+DEFAULT_CHUNK_BYTES = 256 << 20
+# Inserts (in Arrow bytes) and reads (in rows) above these show a bar by themselves
+# when someone is watching (a terminal or a notebook).
+AUTO_PROGRESS_BYTES = 100 << 20
+AUTO_PROGRESS_ROWS = 1_000_000
+
+ProgressArg = bool | Callable[[int, int], Any] | None
+
+
+class PartialWriteError(NsframeError):
+    """A write sent in several requests failed after some of them were committed.
+
+    Attributes:
+        table: The table id.
+        rows_committed: Rows written (or deleted) by the requests that succeeded.
+        chunks_committed: How many requests succeeded.
+        version: The table version after the last request that succeeded.
+    """
+
+    def __init__(self, message: str, *, table: str, rows_committed: int,
+                 chunks_committed: int, version: int | None) -> None:
+        super().__init__(message)
+        self.table = table
+        self.rows_committed = rows_committed
+        self.chunks_committed = chunks_committed
+        self.version = version
+
+
+def interactive() -> bool:
+    """True in a notebook kernel or when stderr is a terminal."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and getattr(shell, "kernel", None) is not None:
+        return True
+    stream = sys.stderr
+    return bool(stream is not None and hasattr(stream, "isatty") and stream.isatty())
+
+
+class Progress:
+    """Reports (rows, bytes) done to a callable and/or a ``tqdm.auto`` bar."""
+
+    def __init__(self, progress: ProgressArg, *, show_by_default: bool,
+                 total_rows: int | None, desc: str) -> None:
+        if progress is not None and not isinstance(progress, bool) and not callable(progress):
+            raise TypeError("progress must be True, False, None or a callable(rows, bytes).")
+        self.rows = 0
+        self.bytes = 0
+        self._callback = progress if callable(progress) and not isinstance(progress, bool) \
+            else None
+        self._started = time.perf_counter()
+        self._bar: Any = None
+        if progress is True or (progress is None and show_by_default and interactive()):
+            # tqdm.auto picks the notebook widget or the terminal bar.
+            tqdm = importlib.import_module("tqdm.auto").tqdm
+            self._bar = tqdm(total=total_rows, unit=" rows", unit_scale=True, desc=desc,
+                             leave=True)
+
+    def update(self, rows: int, nbytes: int) -> None:
+        self.rows += rows
+        self.bytes += nbytes
+        if self._callback is not None:
+            self._callback(self.rows, self.bytes)
+        if self._bar is not None:
+            elapsed = max(time.perf_counter() - self._started, 1e-9)
+            self._bar.set_postfix_str(f"{self.bytes / elapsed / 1e6:.1f} MB/s", refresh=False)
+            self._bar.update(rows)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+class Chunker:
+    """Cuts a stream of batches into chunks of about ``chunk_bytes``, lazily: a chunk's
+    batches are pulled from the source while its request is being sent, so the client
+    holds one batch at a time whatever the chunk size."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch], chunk_bytes: int) -> None:
+        self._batches = batches
+        self._chunk_bytes = chunk_bytes
+        self._carry: pa.RecordBatch | None = None
+        self.rows = 0  # rows handed out in the current chunk
+
+    def _take(self) -> pa.RecordBatch | None:
+        if self._carry is not None:
+            batch, self._carry = self._carry, None
+            return batch
+        for batch in self._batches:
+            if batch.num_rows:
+                return batch
+        return None
+
+    def next_chunk(self) -> Iterator[pa.RecordBatch] | None:
+        """The batches of the next chunk, or None when the source is exhausted."""
+        first = self._take()
+        if first is None:
+            return None
+        self.rows = 0
+        return self._chunk(first)
+
+    def _chunk(self, batch: pa.RecordBatch | None) -> Iterator[pa.RecordBatch]:
+        size = 0
+        while batch is not None:
+            per_row = max(1, batch.nbytes // batch.num_rows)
+            room = max(1, (self._chunk_bytes - size) // per_row)
+            if batch.num_rows > room:
+                batch, self._carry = batch.slice(0, room), batch.slice(room)
+            size += batch.num_rows * per_row
+            self.rows += batch.num_rows
+            yield batch
+            if size + per_row > self._chunk_bytes:  # the next row would not fit
+                return
+            batch = self._take()
+
+
+def upload(client: Client, ident: str, source: Source, *, mode: str, create: str | None,
+           branch: str | None, chunk_size: int, progress: ProgressArg) -> WriteResult:
+    """Send ``source`` in chunks: the first creates the table (``create`` is the create
+    mode) or is inserted with ``mode``; the others are appended.
+
+    Raises:
+        PartialWriteError: a chunk after the first failed (its cause is chained).
+        Anything the first chunk raises, unchanged: then nothing was written.
+    """
+    if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size <= 0:
+        raise ValueError(f"chunk_size must be a number of bytes > 0, got {chunk_size!r}.")
+    meter = Progress(progress, total_rows=source.num_rows, desc=f"insert {ident}",
+                     show_by_default=(source.nbytes or 0) > AUTO_PROGRESS_BYTES)
+    chunker = Chunker(source.batches, chunk_size)
+    version: int | None = None
+    done = 0
+    answer: dict[str, Any] = {}
+    try:
+        while True:
+            try:
+                chunk = chunker.next_chunk()
+                if chunk is None and done:
+                    break
+                # With no rows at all, one empty stream still creates (or empties) the table.
+                counter = [0]
+                body = ipc_stream_chunks(chunk or iter(()), source.schema, counter)
+                if done == 0 and create is not None:
+                    answer = client.create_table(ident, body, mode=create)
+                else:
+                    answer = client.insert(ident, body, mode=mode if done == 0 else "append",
+                                           branch=branch)
+            except Exception as exc:
+                if done == 0:
+                    raise
+                raise PartialWriteError(
+                    f"Writing to table {ident!r} failed in chunk {done + 1} ({exc}). The "
+                    f"{done} chunk(s) before it are committed: {meter.rows} rows, table "
+                    f"version {version}. Insert the rest (skip the first {meter.rows} rows), "
+                    "or restore an earlier version to undo.",
+                    table=ident, rows_committed=meter.rows, chunks_committed=done,
+                    version=version,
+                ) from exc
+            done += 1
+            found = answer.get("version")
+            version = found if isinstance(found, int) else version
+            meter.update(chunker.rows if chunk is not None else 0, counter[0])
+            if chunk is None:
+                break
+    finally:
+        meter.close()
+    return WriteResult(version=version, num_rows=meter.rows,
+                       transaction_id=answer.get("transaction_id"),
+                       raw={**answer, "chunks": done, "num_rows": meter.rows})

@@ -1,0 +1,261 @@
+"""The methods behind ``df.ns`` (pandas, polars) and ``lf.ns`` (polars LazyFrame).
+
+One class, so the three accessors have the same methods and signatures. It keeps only
+the frame: the connection comes from ``conn=`` or `nsframe.get_default()` on each call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from nsframe import _frames, _sql
+from nsframe._connection import Connection, get_default
+from nsframe._models import WriteResult, vector_dimensions
+from nsframe._table import Table
+from nsframe._upload import DEFAULT_CHUNK_BYTES, PartialWriteError, ProgressArg
+
+IF_EXISTS = ("fail", "append", "replace")
+DEFAULT_SEARCH_BATCH = 256
+DEFAULT_DELETE_BATCH = 1000
+
+
+def resolve(table: Table | str, conn: Connection | None = None,
+            branch: str | None = None) -> Table:
+    """A `Table` from a handle or an id (``"db$items"``, on ``conn`` or the default)."""
+    if isinstance(table, Table):
+        found = table
+    elif isinstance(table, str):
+        found = (conn if conn is not None else get_default()).table(table)
+    else:
+        raise TypeError(f"table must be a nsframe Table or a table id string, got {table!r}.")
+    return found if branch is None else found.branch(branch)
+
+
+class FrameAccessor:
+    """nsframe methods on a frame (``df.ns``); they hold no state but the frame."""
+
+    def __init__(self, frame: Any) -> None:
+        self._frame = frame
+
+    def insert(self, table: Table | str, *, mode: str = "append", branch: str | None = None,
+               conn: Connection | None = None, chunk_size: int = DEFAULT_CHUNK_BYTES,
+               progress: ProgressArg = None,
+               vector_columns: Mapping[str, int] | None = None) -> WriteResult:
+        """Insert the frame's rows into ``table`` (see `Table.insert`).
+
+        Args:
+            table: A `Table`, or a table id resolved on ``conn`` (or the default).
+            mode: ``"append"`` or ``"overwrite"``.
+            branch: Write to this branch of the table.
+            conn: The connection for a table id; default `nsframe.get_default()`.
+            chunk_size: Bytes per request; larger frames go as several inserts.
+            progress: True, False, a callable ``(rows_done, bytes_done)``, or None
+                (a bar for large inserts when someone watches).
+            vector_columns: ``{column: dimension}``; by default equal-length float
+                lists are found by themselves.
+
+        Returns:
+            The version written and the number of rows.
+
+        Example:
+            >>> df.ns.insert("db$items")
+        """
+        return resolve(table, conn, branch).insert(
+            self._frame, mode, chunk_size=chunk_size, progress=progress,
+            vector_columns=vector_columns)
+
+    def to_table(self, table: Table | str, *, if_exists: str = "fail",
+                 branch: str | None = None, conn: Connection | None = None,
+                 chunk_size: int = DEFAULT_CHUNK_BYTES, progress: ProgressArg = None,
+                 vector_columns: Mapping[str, int] | None = None) -> Table:
+        """Write the frame as a table, creating it when needed.
+
+        ``if_exists``: ``"fail"`` (raise `AlreadyExistsError` if the table exists),
+        ``"append"`` (add the rows, or create), or ``"replace"`` (a new version with only
+        these rows). With ``branch``, the table exists: ``append`` or ``replace`` write to
+        that branch. Returns the table.
+
+        Example:
+            >>> tbl = df.ns.to_table("db$items", if_exists="replace")
+        """
+        if if_exists not in IF_EXISTS:
+            raise ValueError(f"if_exists must be one of {', '.join(IF_EXISTS)}; "
+                             f"got {if_exists!r}.")
+        if branch is not None and if_exists == "fail":
+            raise ValueError("A branch exists only in an existing table: pass "
+                             "if_exists='append' or 'replace' to write to it.")
+        tbl = resolve(table, conn, branch)
+        options: dict[str, Any] = {"chunk_size": chunk_size, "progress": progress,
+                                   "vector_columns": vector_columns}
+        if branch is not None or (if_exists == "append"
+                                  and tbl._client.table_exists(tbl.id)):
+            # A branch exists only in an existing table: write into it.
+            mode = "overwrite" if if_exists == "replace" else "append"
+            tbl._upload(self._frame, mode=mode, create=None, **options)
+        else:
+            create = "overwrite" if if_exists == "replace" else "create"
+            tbl._upload(self._frame, mode="overwrite", create=create, **options)
+        return tbl
+
+    def search(self, table: Table | str, *, column: str | None = None, k: int = 10,
+               where: str | None = None, select: Sequence[str] | None = None,
+               distance_type: str | None = None, branch: str | None = None,
+               conn: Connection | None = None,
+               batch_size: int = DEFAULT_SEARCH_BATCH) -> Any:
+        """The ``k`` rows of ``table`` nearest to each row's vector, as the same kind of
+        frame; its ``query_index`` column is the position of the frame row it answers.
+
+        Args:
+            column: The vector column, in the frame and in the table (default: the
+                table's only vector column).
+            where: A SQL filter on the table's rows, applied before the search (each
+                frame row gets up to ``k`` matching rows).
+            select: Table columns to return (``query_index`` and ``_distance`` always are).
+            batch_size: Query vectors per request.
+
+        Example:
+            >>> hits = queries.ns.search("db$items", k=5)
+        """
+        tbl = resolve(table, conn, branch)
+        if not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size must be > 0, got {batch_size!r}.")
+        column, dim = _vector_column(tbl, column)
+        pages: list[pa.Table] = []
+        start = 0
+        for vectors in _frame_vectors(self._frame, column, dim, batch_size):
+            query = tbl.search(vectors, column=column).limit(k)
+            if where is not None:
+                # Filter first, so that each row gets k matching neighbours.
+                query = query.where(where, prefilter=True)
+            if select is not None:
+                query = query.select(list(select))
+            if distance_type is not None:
+                query = query.distance_type(distance_type)
+            page = query.to_arrow()
+            index = page.schema.get_field_index("query_index")
+            if index >= 0 and start:
+                shifted = pc.add(page.column(index), pa.scalar(start, page.schema[index].type))
+                page = page.set_column(index, page.schema.field(index), shifted)
+            pages.append(page)
+            start += len(vectors)
+        if not pages:
+            empty = tbl.search([0.0] * dim, column=column).limit(1)
+            if select is not None:
+                empty = empty.select(list(select))
+            head = empty.to_arrow().slice(0, 0)
+            pages.append(head.add_column(0, "query_index", pa.array([], pa.int32())))
+        return _frames.like(self._frame, pa.concat_tables(pages, promote_options="default"))
+
+    def delete_matching(self, table: Table | str, *, on: str | Sequence[str] = "id",
+                        branch: str | None = None, conn: Connection | None = None,
+                        batch_size: int = DEFAULT_DELETE_BATCH) -> WriteResult:
+        """Delete the rows of ``table`` whose key (``on``: one column or several) is in
+        the frame. Keys are sent as quoted literals, ``batch_size`` keys per delete.
+
+        Raises:
+            PartialWriteError: a delete after the first failed; earlier ones stay.
+
+        Example:
+            >>> stale.ns.delete_matching("db$items", on="id")
+        """
+        tbl = resolve(table, conn, branch)
+        names = [on] if isinstance(on, str) else list(on)
+        if not names:
+            raise ValueError("delete_matching() needs at least one key column in on=.")
+        if not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size must be > 0, got {batch_size!r}.")
+        keys = _frame_keys(self._frame, names)
+        deleted, version, done = 0, None, 0
+        for piece in _frames.batched(keys, batch_size):
+            try:
+                result = tbl.delete(_key_filter(names, piece))
+            except Exception as exc:
+                if done == 0:
+                    raise
+                raise PartialWriteError(
+                    f"Deleting from {tbl.id!r} failed in batch {done + 1} ({exc}). The {done} "
+                    f"batch(es) before it are committed: {deleted} rows deleted, table version "
+                    f"{version}.",
+                    table=tbl.id, rows_committed=deleted, chunks_committed=done,
+                    version=version,
+                ) from exc
+            done += 1
+            deleted += result.num_rows or 0
+            version = result.version if result.version is not None else version
+        return WriteResult(version=version, num_rows=deleted,
+                           raw={"num_deleted_rows": deleted, "batches": done})
+
+
+def _vector_column(tbl: Table, column: str | None) -> tuple[str, int]:
+    dims = vector_dimensions(tbl.schema)
+    if column is None:
+        if len(dims) != 1:
+            raise ValueError(f"Table {tbl.id!r} has vector columns {sorted(dims)}: name one "
+                             "with column=.")
+        column = next(iter(dims))
+    if column not in dims:
+        raise ValueError(f"Column {column!r} is not a vector column of table {tbl.id!r} "
+                         f"(vector columns: {sorted(dims)}).")
+    return column, dims[column]
+
+
+def _select(frame: Any, names: list[str]) -> Any:
+    kind = _frames.frame_kind(frame)
+    missing = [n for n in names if n not in _columns(frame, kind)]
+    if missing:
+        raise ValueError(f"The frame has no column {missing[0]!r} "
+                         f"(columns: {_columns(frame, kind)}).")
+    return frame[names] if kind == "pandas" else frame.select(names)
+
+
+def _columns(frame: Any, kind: str | None) -> list[str]:
+    if kind == "polars-lazy":
+        return list(frame.collect_schema().names())
+    return [str(c) for c in frame.columns]
+
+
+def _frame_vectors(frame: Any, column: str, dim: int,
+                   batch_size: int) -> Iterator[list[list[float]]]:
+    source = _frames.to_source(_select(frame, [column]), vector_columns={column: dim})
+    row = 0
+    pending: list[list[float]] = []
+    for batch in source.batches:
+        vectors = batch.column(0)
+        if vectors.null_count:
+            missing = row + pc.index(pc.is_null(vectors), True).as_py()
+            raise ValueError(f"Row {missing} of the frame has no vector in {column!r}: drop "
+                             "it before searching.")
+        flat = vectors.flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)
+        pending.extend(flat.tolist())
+        row += batch.num_rows
+        while len(pending) >= batch_size:
+            yield pending[:batch_size]
+            pending = pending[batch_size:]
+    if pending:
+        yield pending
+
+
+def _frame_keys(frame: Any, names: list[str]) -> list[Any]:
+    source = _frames.to_source(_select(frame, names), vector_columns={})
+    keys: dict[Any, None] = {}
+    for batch in source.batches:
+        columns = [batch.column(i).to_pylist() for i in range(len(names))]
+        for key in zip(*columns, strict=True):
+            if None not in key:  # NULL equals nothing: a null key matches no row
+                keys[key if len(names) > 1 else key[0]] = None
+    return list(keys)
+
+
+def _key_filter(names: list[str], keys: Sequence[Any]) -> str:
+    if len(names) == 1:
+        return f"{_sql.identifier(names[0])} IN ({', '.join(_sql.literal(k) for k in keys)})"
+    clauses = (
+        "(" + " AND ".join(f"{_sql.identifier(n)} = {_sql.literal(v)}"
+                           for n, v in zip(names, key, strict=True)) + ")"
+        for key in keys
+    )
+    return " OR ".join(clauses)
