@@ -9,6 +9,8 @@ Example:
 
 from __future__ import annotations
 
+import typing as _typing
+
 from nsframe import exceptions
 from nsframe._connection import Connection, connect, get_default, set_default
 from nsframe._http import Client
@@ -36,6 +38,22 @@ from nsframe.exceptions import (
     TransportError,
 )
 
+if _typing.TYPE_CHECKING:
+    from nsframe.widgets import Browser
+
+
+
+def browse(source: Connection | Table, *, connection: Connection | None = None) -> Browser:
+    """An ipywidgets browser of a connection's namespaces and tables, or of one table.
+
+    ``nsframe.widgets`` (and ipywidgets) are imported only when this is called; see
+    `nsframe.widgets.browse`.
+    """
+    from nsframe.widgets import browse as _browse
+
+    return _browse(source, connection=connection)
+
+
 __all__ = [
     "APIError",
     "Branch",
@@ -59,6 +77,7 @@ __all__ = [
     "Version",
     "WriteResult",
     "__version__",
+    "browse",
     "connect",
     "exceptions",
     "get_default",

@@ -1,0 +1,340 @@
+"""`Browser`: namespaces -> table -> branch / tag / version -> rows, in stock ipywidgets.
+
+It calls only public `Connection` and `Table` methods. Handlers stay small: they fetch,
+set ``options``/``value`` and leave drawing to ipywidgets. Every handler goes through
+`MessageBox.guard`, so a server error shows as a message in the widget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import ipywidgets as widgets
+import traitlets
+
+from nsframe import Connection, Table, Tag
+from nsframe.widgets._actions import Actions
+from nsframe.widgets._messages import MessageBox
+from nsframe.widgets._preview import Preview
+from nsframe.widgets._render import breadcrumb_html, tag_label, tags_by_version, version_label
+from nsframe.widgets._search import SearchPanel
+
+MAIN = "main"
+ROOT = ""  # the value of the root namespace in the namespace picker
+MAX_NAMESPACES = 500  # a picker of more would not be usable anyway
+
+
+class Browser(widgets.VBox):  # type: ignore[misc]
+    """Browse the namespaces and tables of a connection, or one table: its branches, tags
+    and versions, a preview of the rows, a search panel and tag/branch/restore actions.
+
+    The selection is readable from Python: `selected_table`, `selected_branch`,
+    `selected_version`, `selected_tag`, and `selected` (a read-only `Table` view).
+
+    Example:
+        >>> w = nsframe.widgets.browse(conn)   # display w, click around, then:
+        >>> w.selected.to_pandas()
+    """
+
+    selected_table = traitlets.Unicode(None, allow_none=True, read_only=True)
+    selected_branch = traitlets.Unicode(MAIN, read_only=True)
+    selected_version = traitlets.Int(None, allow_none=True, read_only=True)
+    selected_tag = traitlets.Unicode(None, allow_none=True, read_only=True)
+
+    def __init__(self, source: Connection | Table, *, connection: Connection | None = None):
+        if isinstance(source, Connection):
+            connection, start = source, None
+        elif isinstance(source, Table):
+            start = source
+        else:
+            raise TypeError(f"browse() takes a Connection or a Table, got {type(source).__name__}.")
+        self._connection = connection
+        self._table: Table | None = None
+        self._tags: dict[str, Tag] = {}
+        self._busy = 0
+        self.messages = MessageBox()
+        self.breadcrumb = widgets.HTML(breadcrumb_html([]))
+        self.namespace_picker = widgets.Dropdown(description="namespace", options=[])
+        self.table_picker = widgets.Dropdown(description="table", options=[])
+        self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
+        self.branch_picker = widgets.Dropdown(description="branch", options=[MAIN], value=MAIN)
+        self.tag_list = widgets.Select(description="tags", options=[], rows=5)
+        self.version_list = widgets.Select(description="versions", options=[], rows=7,
+                                           layout=widgets.Layout(width="520px"))
+        self.version_list.add_class("nsframe-versions")
+        self.preview = Preview(self.messages)
+        self.search = SearchPanel(self.messages, lambda: self.selected, self.preview.show_results,
+                                  self._show_selection)
+        self.actions = Actions(self.messages)
+        super().__init__([
+            self.breadcrumb,
+            widgets.HBox([self.namespace_picker, self.table_picker, self.refresh_button]),
+            widgets.HBox([widgets.VBox([self.branch_picker, self.tag_list]), self.version_list]),
+            self.actions,
+            self.messages,
+            widgets.Accordion(children=[self.search], titles=("Search",)),
+            self.preview,
+        ])
+        self.add_class("nsframe-browser")
+        self._wire()
+        self.messages.guard(self._start)(start)
+
+    # ------------------------------------------------------------------ selection
+    @property
+    def table(self) -> Table | None:
+        """A handle on the chosen table (main branch, latest version)."""
+        return self._table
+
+    @property
+    def selected(self) -> Table | None:
+        """A read-only view of the chosen table at the chosen branch and version."""
+        if self._table is None or self.selected_version is None:
+            return None
+        return self._table.branch(self.selected_branch).at(self.selected_version)
+
+    @contextmanager
+    def _quietly(self) -> Iterator[None]:
+        # Setting options/value from code fires the same observers as a click: skip them.
+        self._busy += 1
+        try:
+            yield
+        finally:
+            self._busy -= 1
+
+    def _wire(self) -> None:
+        guard = self.messages.guard
+        for picker, handler in [(self.namespace_picker, self._on_namespace),
+                                (self.table_picker, self._on_table),
+                                (self.branch_picker, self._on_branch),
+                                (self.version_list, self._on_version),
+                                (self.tag_list, self._on_tag)]:
+            picker.observe(guard(handler), names="value")
+        self.refresh_button.on_click(guard(lambda _: self.refresh()))
+        self.actions.tag_button.on_click(guard(lambda _: self._ask_tag()))
+        self.actions.branch_button.on_click(guard(lambda _: self._ask_branch()))
+        self.actions.restore_button.on_click(guard(lambda _: self._ask_restore()))
+
+    def _start(self, start: Table | None) -> None:
+        if start is None:
+            self._list_namespaces(ROOT)
+            return
+        namespace = self._id_of(start.namespace)
+        if self._connection is None:
+            # Only a table was given: there is nothing public to list its neighbours with.
+            with self._quietly():
+                self.namespace_picker.options = [(namespace or "(root)", namespace)]
+                self.namespace_picker.value = namespace
+                self.table_picker.options = [start.name]
+                self.table_picker.value = start.name
+            self.namespace_picker.disabled = self.table_picker.disabled = True
+        else:
+            self._list_namespaces(namespace, table=start.name)
+        self._open_table(start.latest().branch(MAIN), start.branch_name, start.ref.version)
+
+    # ------------------------------------------------------------------ loading
+    def _delimiter(self) -> str:
+        return self._connection.delimiter if self._connection is not None else "$"
+
+    def _id_of(self, parts: tuple[str, ...]) -> str:
+        return self._delimiter().join(parts)
+
+    def _namespace_ids(self) -> list[str]:
+        assert self._connection is not None
+        found, todo = [ROOT], [ROOT]
+        while todo and len(found) < MAX_NAMESPACES:
+            children = self._connection.namespaces(todo.pop(0))
+            found.extend(children)
+            todo.extend(children)
+        return sorted(found[:MAX_NAMESPACES])
+
+    def _list_namespaces(self, namespace: str, table: str | None = None) -> None:
+        ids = self._namespace_ids()
+        labels = [(i.replace(self._delimiter(), " / ") if i else "(root)", i) for i in ids]
+        with self._quietly():
+            self.namespace_picker.options = labels
+            self.namespace_picker.value = namespace if namespace in ids else ROOT
+        self._list_tables(self.namespace_picker.value, table)
+
+    def _list_tables(self, namespace: str, table: str | None) -> None:
+        assert self._connection is not None
+        names = self._connection.namespace(namespace).table_names()
+        with self._quietly():
+            self.table_picker.options = names
+            self.table_picker.value = table if table in names else None
+        if self.table_picker.value is None:
+            self._close_table()
+
+    def _close_table(self) -> None:
+        self._table = None
+        with self._quietly():
+            self.branch_picker.options, self.branch_picker.value = [MAIN], MAIN
+            self.tag_list.options, self.version_list.options = [], []
+        self._set_selection(None, MAIN, None, None)
+        self.preview.clear("Pick a table.")
+
+    def _open_table(self, table: Table, branch: str = MAIN, version: int | None = None) -> None:
+        """Load the branches and tags of ``table``, then show ``branch`` at ``version``."""
+        branches = [MAIN, *sorted(table.branches())]
+        self._table = table
+        self._load_tags()
+        with self._quietly():
+            self.branch_picker.options = branches
+            self.branch_picker.value = branch if branch in branches else MAIN
+        self._open_branch(self.branch_picker.value, version)
+
+    def _load_tags(self) -> None:
+        assert self._table is not None
+        self._tags = self._table.tags()
+        with self._quietly():
+            current = self.tag_list.value
+            self.tag_list.options = [(tag_label(t), t.name) for t in self._tags.values()]
+            self.tag_list.value = current if current in self._tags else None
+
+    def _open_branch(self, branch: str, version: int | None = None,
+                     tag: str | None = None) -> None:
+        """Fill the timeline of ``branch`` (newest first) and select ``version`` (latest)."""
+        assert self._table is not None
+        versions = self._table.branch(branch).versions()
+        on_version = tags_by_version(self._tags.values(), branch)
+        numbers = [v.version for v in versions]
+        chosen = version if version in numbers else (numbers[-1] if numbers else None)
+        with self._quietly():
+            if self.branch_picker.value != branch:
+                self.branch_picker.value = branch
+            self.version_list.options = [(version_label(v, on_version.get(v.version, [])),
+                                          v.version) for v in reversed(versions)]
+            self.version_list.value = chosen
+        if chosen is not None:  # a declared table has no schema to search by yet
+            self.search.use_schema(self._table.branch(branch).schema)
+        self._select(branch, chosen, tag)
+
+    def _select(self, branch: str, version: int | None, tag: str | None = None) -> None:
+        assert self._table is not None
+        with self._quietly():
+            if self.tag_list.value != tag:
+                self.tag_list.value = tag
+        self._set_selection(self._table.id, branch, version, tag)
+        self._show_selection()
+
+    def _set_selection(self, table: str | None, branch: str, version: int | None,
+                       tag: str | None) -> None:
+        self.set_trait("selected_table", table)
+        self.set_trait("selected_branch", branch)
+        self.set_trait("selected_version", version)
+        self.set_trait("selected_tag", tag)
+        parts: list[str] = []
+        if self._table is not None:
+            parts = [*self._table.namespace, self._table.name, f"branch {branch}"]
+            if version is not None:
+                parts.append(f"version {version}")
+            if tag is not None:
+                parts.append(f"tag {tag}")
+        self.breadcrumb.value = breadcrumb_html(parts)
+
+    def _where(self) -> str:
+        where = f"branch {self.selected_branch} · version {self.selected_version}"
+        return where + (f" · tag {self.selected_tag}" if self.selected_tag else "")
+
+    def _show_selection(self) -> None:
+        view = self.selected
+        if view is None:
+            self.preview.clear("This branch has no version yet.")
+        else:
+            self.preview.show(view, self._where())
+
+    def refresh(self) -> None:
+        """Read everything again from the server, keeping the selection where it still is."""
+        branch, version, tag = self.selected_branch, self.selected_version, self.selected_tag
+        if self._connection is not None:
+            self._list_namespaces(self.namespace_picker.value or ROOT, self.table_picker.value)
+        if self._table is not None:
+            self._open_table(self._table, branch, version)
+            if tag in self._tags:
+                self._on_tag({"new": tag})
+        self.messages.info("Refreshed from the server.")
+
+    # ------------------------------------------------------------------ handlers
+    def _on_namespace(self, change: dict[str, Any]) -> None:
+        if not self._busy:
+            self._list_tables(change["new"] or ROOT, None)
+
+    def _on_table(self, change: dict[str, Any]) -> None:
+        if self._busy or self._connection is None:
+            return
+        # Clear first: if the new table fails to open, nothing of the old one stays shown.
+        self._close_table()
+        if change["new"] is not None:
+            namespace = self._connection.namespace(self.namespace_picker.value or ROOT)
+            self._open_table(namespace.table(change["new"]))
+
+    def _on_branch(self, change: dict[str, Any]) -> None:
+        if not self._busy and self._table is not None:
+            self._open_branch(change["new"])
+
+    def _on_version(self, change: dict[str, Any]) -> None:
+        if not self._busy and self._table is not None:
+            self._select(self.selected_branch, change["new"])
+
+    def _on_tag(self, change: dict[str, Any]) -> None:
+        if self._busy or self._table is None or change["new"] is None:
+            return
+        tag = self._tags[change["new"]]
+        self._open_branch(tag.branch, tag.version, tag.name)
+        if self.selected_version != tag.version:
+            raise ValueError(f"Tag {tag.name!r} names version {tag.version} of branch "
+                             f"{tag.branch!r}, which is no longer in its history.")
+
+    # ------------------------------------------------------------------ actions
+    def _target(self) -> tuple[Table, str, int]:
+        if self._table is None or self.selected_version is None:
+            raise ValueError("Pick a table and a version first.")
+        return self._table.branch(self.selected_branch), self.selected_branch, \
+            self.selected_version
+
+    @staticmethod
+    def _name(field: widgets.Text, what: str) -> str:
+        name = str(field.value).strip()
+        if not name:
+            raise ValueError(f"Type a name for the new {what} first.")
+        return name
+
+    def _ask_tag(self) -> None:
+        table, branch, version = self._target()
+        name = self._name(self.actions.tag_name, "tag")
+
+        def create() -> None:
+            table.create_tag(name, version)
+            self._load_tags()
+            self._open_branch(branch, version)
+            self.messages.info(f"Tag {name!r} now names version {version} of branch {branch}.")
+
+        self.actions.ask(f"Create tag {name!r} on version {version} of branch {branch}?", create)
+
+    def _ask_branch(self) -> None:
+        table, branch, version = self._target()
+        name = self._name(self.actions.branch_name, "branch")
+
+        def create() -> None:
+            assert self._table is not None
+            latest = table.create_branch(name, from_version=version).version
+            self._open_table(self._table, name, latest)
+            self.messages.info(f"Branch {name!r} was created from version {version} of "
+                               f"{branch}; its latest version is {latest}.")
+
+        self.actions.ask(f"Create branch {name!r} from version {version} of branch {branch}?",
+                         create)
+
+    def _ask_restore(self) -> None:
+        table, branch, version = self._target()
+
+        def restore() -> None:
+            result = table.restore(version)
+            self._open_branch(branch, result.version)
+            self.messages.info(f"Restored version {version} of {branch} as new version "
+                               f"{result.version}.")
+
+        self.actions.ask(f"Restore version {version} of branch {branch}? This writes a new "
+                         "latest version with its rows; no version is lost.", restore)
+

@@ -1,0 +1,51 @@
+"""Fixtures of the real-browser tests: a versioned table, JupyterLab, Debian's chromium.
+
+Nothing here downloads a browser: `make test` installs Debian's ``chromium`` package
+(the Makefile's ``chromium`` target) and Playwright only drives that executable.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _lab import CHROMIUM, Lab, VersionedTable, running_lab, write_notebook
+
+import nsframe
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is missing: run `make chromium` (apt-get install chromium).")
+    return CHROMIUM
+
+
+@pytest.fixture
+def versioned_table(base_url: str) -> VersionedTable:
+    with nsframe.connect(base_url) as conn:
+        ns = f"ui{uuid.uuid4().hex[:10]}"
+        conn.create_namespace(ns)
+        table = conn.create_table(f"{ns}$items", {
+            "id": [1, 2, 3],
+            "name": ["alpha", "beta", "gamma"],
+            "vector": [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]],
+        })
+        first = table.version
+        second = table.insert({"id": [4, 5], "name": ["delta", "epsilon"],
+                               "vector": [[0.7, 0.8], [0.9, 1.0]]}).version
+        third = table.delete("id = 1").version
+        assert second is not None and third is not None
+        table.create_tag("first", first)
+        return VersionedTable(table.id, (first, second, third))
+
+
+@pytest.fixture
+def lab(tmp_path: Path, base_url: str, versioned_table: VersionedTable) -> Iterator[Lab]:
+    with running_lab(tmp_path, {"NSFRAME_URL": base_url,
+                                "NSFRAME_TABLE": versioned_table.id}) as running:
+        write_notebook(running.root / "browse.ipynb")
+        running.start_kernel("browse.ipynb")
+        yield running

@@ -1,0 +1,87 @@
+"""The browser widget in a real JupyterLab, in headless chromium, clicked like a person would."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from _lab import CHROMIUM_ARGS, Lab, VersionedTable
+from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+TIMEOUT_MS = 120_000
+RUN_ATTEMPTS = 5
+
+
+def _run_all_cells(page: Page) -> None:
+    """Run > Run All Cells, as a person would; again if the menu was not ready yet
+    (JupyterLab enables the item only once the notebook is the current widget)."""
+    started = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\*|\d+)\]"))
+    for _ in range(RUN_ATTEMPTS):
+        page.locator(".lm-TabBar-tab", has_text="browse.ipynb").first.click()
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        item = page.locator(".lm-Menu-item:not(.lm-mod-disabled)",
+                            has_text=re.compile(r"^Run All Cells"))
+        try:
+            item.click(timeout=10_000)
+            expect(started.first).to_be_attached(timeout=20_000)
+            return
+        except (AssertionError, PlaywrightTimeoutError):
+            page.keyboard.press("Escape")
+    raise AssertionError(f"Run All Cells did not start the cells in {RUN_ATTEMPTS} tries")
+
+
+def test_browser_renders_and_a_version_click_changes_the_preview(
+    chromium: Path, lab: Lab, versioned_table: VersionedTable, tmp_path: Path,
+) -> None:
+    first, _, latest = versioned_table.versions
+    home = tmp_path / "chromium-home"  # crash reports and caches stay in the temp dir too
+    home.mkdir()
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"), executable_path=str(chromium), headless=True,
+            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1100},
+            env={**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+                 "XDG_CACHE_HOME": str(home / "cache")},
+        )
+        try:
+            context.set_default_timeout(TIMEOUT_MS)
+            page = context.new_page()
+            page.goto(lab.notebook_url("browse.ipynb"), wait_until="domcontentloaded")
+            # The kernel is ready when the toolbar's indicator says idle.
+            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+                   ).to_be_attached(timeout=TIMEOUT_MS)
+            _run_all_cells(page)
+
+            browser = page.locator(".nsframe-browser")
+            expect(browser).to_be_visible(timeout=TIMEOUT_MS)
+            preview = browser.locator(".nsframe-preview")
+            # At first the latest version: alpha (id 1) was deleted, delta was added.
+            expect(preview).to_contain_text(f"version {latest}", timeout=TIMEOUT_MS)
+            expect(preview).to_contain_text("of 4 rows")
+            expect(preview).to_contain_text("delta")
+            expect(preview).not_to_contain_text("alpha")
+
+            versions = browser.locator(".nsframe-versions select")
+            expect(versions.locator("option")).to_have_count(3)
+            versions.locator("option", has_text=re.compile(rf"^v{first}\b")).click()
+
+            expect(preview).to_contain_text(f"version {first}", timeout=TIMEOUT_MS)
+            expect(preview).to_contain_text("of 3 rows")
+            expect(preview).to_contain_text("alpha")
+            expect(preview).not_to_contain_text("delta")
+            # The tag on version 1 shows in the timeline.
+            expect(versions).to_contain_text("first")
+
+            shot = tmp_path / "browser.png"
+            browser.scroll_into_view_if_needed()
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 10_000
+        except Exception:
+            # What the page looked like when it went wrong, beside the JupyterLab log.
+            for open_page in context.pages:
+                open_page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+            raise
+        finally:
+            context.close()
