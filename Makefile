@@ -50,8 +50,10 @@ lab: $(STAMP)
 serve: $(STAMP)
 	$(VENV)/bin/nsframe serve
 
+# Full-size benchmarks against in-process pylance (minutes; results in benchmarks/results/).
+BENCHMARKS := bench_insert bench_query bench_client bench_accessors
 bench: $(STAMP)
-	$(PY) benchmarks/run_all.py
+	for b in $(BENCHMARKS); do $(PY) benchmarks/$$b.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
