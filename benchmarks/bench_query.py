@@ -9,18 +9,26 @@ same way on both paths and interleaved in every round so that drift hits both al
 - ``full-text``: k=10 BM25 matches of one word, through the FTS index;
 - ``filter-scan``: every row with ``id % 100 = 7`` (1% of the table), all columns.
 
+Then ``--clients`` (4) concurrent clients run ``vector-ivfpq`` queries back to back for
+``--seconds`` each, alternating direct, server and server-processes (three slots each):
+queries per second, median of the slots. ``direct`` and ``server`` clients are threads of
+this process; ``server-processes`` clients are processes, so they do not share one GIL.
+Every server client has its own session.
+
 ``server`` is one keep-alive `requests` session posting the JSON body and decoding the
 Arrow IPC file with pyarrow; ``direct`` is `LanceDataset.to_table` on a dataset opened
 once in this process. The server runs in a child process.
 
     .venv/bin/python benchmarks/bench_query.py             # 100,000 rows, 200 rounds
-    .venv/bin/python benchmarks/bench_query.py --quick     # 20,000 rows, 40 rounds
+    .venv/bin/python benchmarks/bench_query.py --quick     # 20,000 rows, 40 rounds, 2 s slots
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -39,6 +47,7 @@ from _common import (
     IpcStreamBody,
     Timing,
     batches,
+    median,
     print_table,
     schema,
     serve_in_subprocess,
@@ -58,6 +67,8 @@ class Options:
     rows: int
     rounds: int
     warmup: int
+    clients: int = 4
+    seconds: float = 5.0
 
 
 def worded(source: Iterator[pa.RecordBatch], seed: int = 7) -> Iterator[pa.RecordBatch]:
@@ -142,10 +153,134 @@ def run(options: Options) -> dict[str, Any]:
                 if i >= options.warmup:
                     timings[(case.name, "direct")].seconds.append(direct_s)
                     timings[(case.name, "server")].seconds.append(server_s)
+        qps = concurrent(options, ds, server.url, queries)
     report(timings, rows)
+    report_qps(options, qps)
     return {"rows": options.rows, "rounds": options.rounds, "index": PQ,
             "timings": [t.summary() for t in timings.values()],
-            "result_rows": {k: list(v) for k, v in rows.items()}}
+            "result_rows": {k: list(v) for k, v in rows.items()},
+            "concurrent": {"clients": options.clients, "seconds": options.seconds,
+                           "qps": qps}}
+
+
+# ------------------------------------------------------------ concurrent clients
+Query = Callable[[np.ndarray], int]
+
+
+def _direct_client(ds: lance.LanceDataset) -> Callable[[], Query]:
+    def make() -> Query:
+        return lambda q: ds.to_table(nearest={"column": "vector", "q": q, "k": 10}).num_rows
+    return make
+
+
+def _server_client(url: str) -> Callable[[], Query]:
+    def make() -> Query:
+        http = requests.Session()
+
+        def run(q: np.ndarray) -> int:
+            resp = http.post(f"{url}/v1/table/{TABLE_ID}/query",
+                             json={"vector": {"single_vector": q.tolist()}, "k": 10})
+            if resp.status_code != 200:
+                raise RuntimeError(resp.text)
+            return int(pa.ipc.open_file(pa.BufferReader(resp.content)).read_all().num_rows)
+        return run
+    return make
+
+
+def qps_slot(make: Callable[[], Query], clients: int, seconds: float,
+             queries: np.ndarray) -> float:
+    """Queries per second of ``clients`` threads, each querying back to back."""
+    runners = [make() for _ in range(clients)]
+    counts = [0] * clients
+    errors: list[BaseException] = []
+    start = threading.Barrier(clients + 1)
+    deadline = [0.0]
+
+    def work(i: int) -> None:
+        start.wait()
+        n = 0
+        try:
+            while time.perf_counter() < deadline[0]:
+                runners[i](queries[(n * clients + i) % len(queries)])
+                n += 1
+        except BaseException as exc:  # reported by the caller
+            errors.append(exc)
+        counts[i] = n
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    began = time.perf_counter()
+    deadline[0] = began + seconds
+    start.wait()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    total: int = sum(counts[i] for i in range(clients))
+    return total / (time.perf_counter() - began)
+
+
+def _process_client(url: str, queries: np.ndarray, seconds: float, index: int,
+                    clients: int, ready: Any, start: Any, counts: Any) -> None:
+    """One client process: its own session, querying back to back once ``start`` is set."""
+    run = _server_client(url)()
+    run(queries[index])  # connect before the clock starts
+    ready.release()
+    start.wait()
+    deadline = time.perf_counter() + seconds
+    n = 0
+    while time.perf_counter() < deadline:
+        run(queries[(n * clients + index) % len(queries)])
+        n += 1
+    counts[index] = n
+
+
+def qps_processes(url: str, clients: int, seconds: float, queries: np.ndarray) -> float:
+    """Queries per second of ``clients`` client processes (no client-side GIL to share)."""
+    context = multiprocessing.get_context("spawn")
+    start, ready = context.Event(), context.Semaphore(0)
+    counts = context.Array("l", clients)
+    procs = [context.Process(target=_process_client,
+                             args=(url, queries[:256], seconds, i, clients, ready, start,
+                                   counts))
+             for i in range(clients)]
+    for proc in procs:
+        proc.start()
+    for _ in procs:  # all imported and connected
+        if not ready.acquire(timeout=120):
+            raise RuntimeError("a client process did not start")
+    began = time.perf_counter()
+    start.set()
+    for proc in procs:
+        proc.join()
+        if proc.exitcode:
+            raise RuntimeError(f"a client process failed with exit code {proc.exitcode}")
+    total: int = sum(counts[i] for i in range(clients))
+    return total / (time.perf_counter() - began)
+
+
+def concurrent(options: Options, ds: lance.LanceDataset, url: str,
+               queries: np.ndarray) -> dict[str, list[float]]:
+    makers = {"direct": _direct_client(ds), "server": _server_client(url)}
+    qps: dict[str, list[float]] = {name: [] for name in [*makers, "server-processes"]}
+    for make in makers.values():  # warm-up, not counted
+        qps_slot(make, options.clients, min(1.0, options.seconds), queries)
+    for _ in range(3):
+        for name, make in makers.items():
+            qps[name].append(qps_slot(make, options.clients, options.seconds, queries))
+        qps["server-processes"].append(
+            qps_processes(url, options.clients, options.seconds, queries))
+    return qps
+
+
+def report_qps(options: Options, qps: dict[str, list[float]]) -> None:
+    direct = median(qps["direct"])
+    print(f"\n{options.clients} concurrent clients, vector-ivfpq, {options.seconds:g} s slots "
+          "(direct and server: client threads; server-processes: client processes)")
+    print_table(["path", "QPS (median)", "slots", "ratio to direct"],
+                [[name, median(values), ", ".join(f"{v:.0f}" for v in values),
+                  median(values) / direct] for name, values in qps.items()])
 
 
 def report(timings: dict[tuple[str, str], Timing], rows: dict[str, tuple[int, int]]) -> None:
@@ -166,11 +301,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, default=None, help="table size (default 100,000)")
     parser.add_argument("--rounds", type=int, default=None, help="timed rounds (default 200)")
     parser.add_argument("--quick", action="store_true", help="20,000 rows, 40 rounds")
+    parser.add_argument("--clients", type=int, default=4, help="concurrent clients (4)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="length of one concurrent slot (default 5, quick 2)")
     args = parser.parse_args(argv)
     options = Options(
         rows=args.rows or (20_000 if args.quick else 100_000),
         rounds=args.rounds or (40 if args.quick else 200),
         warmup=5 if args.quick else 20,
+        clients=args.clients,
+        seconds=args.seconds or (2.0 if args.quick else 5.0),
     )
     results = run(options)
     print(f"results: {write_results('query', results)}")

@@ -113,6 +113,7 @@ class Client:
             self._session.headers[_spec.DATABASE_HEADER] = database
         for key, value in self.context.items():
             self._session.headers[_spec.CONTEXT_HEADER_PREFIX + key] = str(value)
+        _settle_environment(self._session, self.base_url)
 
     def __repr__(self) -> str:
         secrets = [name for name, present in (("api_key", self._has_api_key),
@@ -383,6 +384,23 @@ class Client:
         return True
 
 
+def _settle_environment(session: requests.Session, base_url: str) -> None:
+    """Read proxies, CA bundle and ~/.netrc once, instead of on every request.
+
+    requests scans the whole environment (and reads ~/.netrc) per call when
+    ``trust_env`` is on: about 0.2 ms of a 1 ms round trip. Every URL of a client has
+    the same scheme and host, so the answer is the same each time.
+    """
+    settings = session.merge_environment_settings(base_url, {}, None, None, None)
+    netrc = requests.utils.get_netrc_auth(base_url) if "Authorization" not in session.headers \
+        else None
+    session.trust_env = False
+    session.proxies = dict(settings["proxies"])
+    session.verify = settings["verify"]
+    if netrc is not None:
+        session.auth = netrc
+
+
 def _param(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -415,17 +433,43 @@ def decode_json(resp: requests.Response) -> Any:
         ) from exc
 
 
+ARROW_FILE_MAGIC = b"ARROW1"
+# Bodies up to this size (with a declared length) are read in one call: decoding them
+# as they arrive takes more reads than it saves.
+WHOLE_READ_BYTES = 4 << 20
+
+
 def decode_arrow(resp: requests.Response) -> pa.Table:
-    """An Arrow IPC file body (or a stream, which some servers send) as a table."""
+    """An Arrow IPC file body (or a stream, which some servers send) as a table.
+
+    A file is decoded while it arrives: after its 8-byte preamble comes an IPC stream
+    (then the footer), so each batch is read straight off the connection into the
+    memory Arrow keeps, with no copy of the whole body. A small body of known length,
+    and anything unexpected, is read whole instead.
+    """
+    body = _RecordingReader(resp)
+    length = resp.headers.get("Content-Length", "")
+    small = length.isdigit() and int(length) <= WHOLE_READ_BYTES
     try:
-        content = resp.raw.read(decode_content=True) if resp.raw is not None else resp.content
+        head = b"" if small else body.read(8)
+        if head[:6] == ARROW_FILE_MAGIC:
+            try:
+                table = pa.ipc.open_stream(body).read_all()
+                tail = body.read()
+                if len(tail) >= 10 and tail.endswith(ARROW_FILE_MAGIC):
+                    return table
+            except (pa.ArrowException, OSError) as exc:
+                body.raise_broken(resp, exc)
+            # Not the layout expected (a writer without the end-of-stream marker, or a
+            # body cut short): decode whatever arrived as a whole file.
+        content = body.everything()
     except (urllib3.exceptions.HTTPError, OSError) as exc:
         raise TransportError(f"The answer of {resp.url} broke off: {exc}") from exc
     finally:
         resp.close()
     buffer = pa.py_buffer(content)
     try:
-        if content[:6] == b"ARROW1":
+        if content[:6] == ARROW_FILE_MAGIC:
             return pa.ipc.open_file(buffer).read_all()
         return pa.ipc.open_stream(buffer).read_all()
     except (pa.ArrowInvalid, OSError) as exc:
@@ -433,6 +477,44 @@ def decode_arrow(resp: requests.Response) -> pa.Table:
             f"{resp.request.method} {resp.url} answered {resp.status_code} with a body that is "
             f"not Arrow IPC ({exc})."
         ) from exc
+
+
+class _RecordingReader:
+    """A blocking file over a response body that remembers what it handed out, so that
+    a failed streaming decode can start again from the first byte."""
+
+    def __init__(self, resp: requests.Response) -> None:
+        self._resp = resp
+        self._seen: list[bytes] = []
+        self.closed = False
+
+    def read(self, size: int | None = -1) -> bytes:
+        raw = self._resp.raw
+        if raw is None:
+            data = b"" if self._seen else self._resp.content
+        elif size is None or size < 0:
+            data = raw.read(decode_content=True)
+        else:
+            # A read may come back short at a chunk boundary: Arrow wants all of it.
+            data = raw.read(size, decode_content=True)
+            while len(data) < size:
+                more = raw.read(size - len(data), decode_content=True)
+                if not more:
+                    break
+                data += more
+        self._seen.append(data)
+        return data
+
+    def everything(self) -> bytes:
+        """The whole body: what was read so far and the rest."""
+        self.read()
+        return b"".join(self._seen)
+
+    def raise_broken(self, resp: requests.Response, exc: BaseException) -> None:
+        """Re-raise a connection failure that surfaced inside pyarrow as one."""
+        cause = exc.__context__ or exc.__cause__
+        if isinstance(cause, (urllib3.exceptions.HTTPError, requests.RequestException)):
+            raise TransportError(f"The answer of {resp.url} broke off: {cause}") from cause
 
 
 def raise_for_response(resp: requests.Response) -> None:

@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import nsframe
@@ -283,6 +284,59 @@ def test_query_answer_that_is_not_arrow(scripted: Callable[..., Scripted]) -> No
     server = scripted([(200, {"Content-Type": "application/vnd.apache.arrow.file"}, b"nope")])
     with pytest.raises(ResponseDecodeError, match="Arrow"):
         Client(server.url).query("db$t", {"k": 1})
+
+
+def _big_table() -> pa.Table:
+    """About 6 MiB: more than the client reads in one call."""
+    ids = pa.array(range(600_000), pa.int64())
+    return pa.table({"id": ids, "s": pc.cast(pc.modulo(ids, 1000), pa.string())})
+
+
+def _ipc_file(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        for batch in table.to_batches(max_chunksize=50_000):
+            writer.write_batch(batch)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+ARROW_FILE = {"Content-Type": "application/vnd.apache.arrow.file"}
+EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+
+
+def test_query_answers_decode_as_files_streams_and_files_without_eos(
+        scripted: Callable[..., Scripted]) -> None:
+    # Files over 4 MiB are decoded while they arrive (as the IPC stream inside them); a
+    # file whose writer left out the end-of-stream marker falls back to a whole-file read.
+    table = _big_table()
+    whole = _ipc_file(table)
+    footer_at = len(whole) - 10 - int.from_bytes(whole[-10:-6], "little")
+    assert whole[footer_at - 8:footer_at] == EOS
+    without_eos = whole[:footer_at - 8] + whole[footer_at:]
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    stream = bytes(sink.getvalue().to_pybytes())
+    server = scripted([(200, ARROW_FILE, whole), (200, ARROW_FILE, without_eos),
+                       (200, {"Content-Type": "application/vnd.apache.arrow.stream"}, stream)])
+    client = Client(server.url)
+    for _ in range(3):
+        assert client.query("db$t", {"k": 1}).equals(table)
+
+
+@pytest.mark.parametrize("cut", ["footer", "half"])
+def test_query_answer_cut_short_is_a_decode_error(scripted: Callable[..., Scripted],
+                                                   cut: str) -> None:
+    table = _big_table()
+    whole = _ipc_file(table)
+    footer_at = len(whole) - 10 - int.from_bytes(whole[-10:-6], "little")
+    body = whole[:footer_at] if cut == "footer" else whole[:len(whole) // 2]
+    server = scripted([(200, ARROW_FILE, body), (200, ARROW_FILE, whole)])
+    client = Client(server.url)
+    with pytest.raises(ResponseDecodeError, match="not Arrow IPC"):
+        client.query("db$t", {"k": 1})
+    # The connection is still usable for the next answer.
+    assert client.query("db$t", {"k": 1}).equals(table)
 
 
 @pytest.mark.parametrize("name", [

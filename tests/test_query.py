@@ -285,6 +285,23 @@ def test_bad_filter_is_400(http: requests.Session, base_url: str,
         assert "/tmp/" not in detail
 
 
+def test_filter_with_trailing_text_is_400_not_ignored(
+        http: requests.Session, base_url: str, items: tuple[str, np.ndarray]) -> None:
+    # Lance stops parsing after the first complete expression: "id = 1 AMD ..." would
+    # quietly mean "id = 1", and "id = 1) OR (true" would match every row.
+    table, data = items
+    for flt in ("id = 1 AMD category = 'c1'", "id = 1) OR (true"):
+        for body in ({"filter": flt}, vec_body(data[0], k=5, filter=flt)):
+            resp = query_raw(http, base_url, table, body)
+            detail = assert_error(resp, 400, 13)["detail"]
+            assert "/tmp/" not in detail
+    assert "parentheses" in assert_error(
+        query_raw(http, base_url, table, {"filter": "id = 1) OR (true"}), 400, 13)["detail"]
+    # Parenthesised and commented conditions still work, and mean what they say.
+    result = query(http, base_url, table, {"filter": "(id = 1 OR id = 2) -- two rows"})
+    assert sorted(result["id"].to_pylist()) == [1, 2]
+
+
 # --------------------------------------------------------------------- projection
 def test_column_names_with_nested_paths(http: requests.Session, base_url: str,
                                         items: tuple[str, np.ndarray]) -> None:

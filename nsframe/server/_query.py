@@ -22,7 +22,7 @@ from nsframe.server._errors import lance_errors
 from nsframe.server._fieldpath import ResolvedField, resolve, vector_kind
 from nsframe.server._fts import TextQuery, TextQueryBuilder, parse_text_query
 from nsframe.server._handler import Call, route
-from nsframe.server._request import get_bool, get_dict, get_int, get_str
+from nsframe.server._request import get_bool, get_dict, get_int, get_str, whole_condition
 from nsframe.server._results import arrow_file_response, table_response
 from nsframe.server._vector import (
     VectorQuery,
@@ -69,7 +69,8 @@ def parse_request(body: dict[str, Any]) -> QueryRequest:
     return QueryRequest(
         k=get_int(body, "k"),
         offset=get_int(body, "offset") or 0,
-        filter=filter_ if filter_ and filter_.strip() else None,
+        # Wrapped, so that Lance cannot ignore trailing text (see `whole_condition`).
+        filter=whole_condition(filter_, "filter") if filter_ and filter_.strip() else None,
         prefilter=bool(get_bool(body, "prefilter")),
         names=names,
         aliases=aliases,

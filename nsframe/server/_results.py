@@ -8,9 +8,10 @@ out as one plain body, anything larger streams.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio.to_thread
 import pyarrow as pa
 from starlette.responses import Response, StreamingResponse
 
@@ -18,21 +19,27 @@ from nsframe._spec import ARROW_FILE
 from nsframe.server._errors import lance_errors, log
 
 INLINE_BYTES = 4 << 20
+# Writes smaller than this are joined before sending; larger ones go out as they are.
+SMALL_PIECE_BYTES = 64 << 10
 
 
 class _ChunkSink:
     """A write-only file object that hands out what was written since the last drain."""
 
     def __init__(self) -> None:
-        self._chunks: list[bytes] = []
+        # pyarrow hands column buffers over as immutable `pa.Buffer`s: keep them as they
+        # are, so that each byte is copied once (in `drain`), not twice.
+        self._chunks: list[Any] = []
         self._position = 0
         self.closed = False
 
     def write(self, data: Any) -> int:
-        chunk = bytes(data)
-        self._chunks.append(chunk)
-        self._position += len(chunk)
-        return len(chunk)
+        if not isinstance(data, (bytes, pa.Buffer)):
+            data = bytes(data)  # a view pyarrow might reuse: copy it now
+        size = memoryview(data).nbytes
+        self._chunks.append(data)
+        self._position += size
+        return size
 
     def tell(self) -> int:
         return self._position
@@ -45,6 +52,26 @@ class _ChunkSink:
 
     def drain(self) -> bytes:
         out = b"".join(self._chunks)
+        self._chunks.clear()
+        return out
+
+    def drain_pieces(self) -> list[bytes | memoryview]:
+        """What was written, without joining large buffers: each byte is then copied
+        only where the HTTP layer frames it. Small pieces (message headers, padding)
+        are joined, so that each batch makes a few sends, not dozens."""
+        out: list[bytes | memoryview] = []
+        small: list[Any] = []
+        for chunk in self._chunks:
+            view = memoryview(chunk)
+            if view.nbytes < SMALL_PIECE_BYTES:
+                small.append(view)
+                continue
+            if small:
+                out.append(b"".join(small))
+                small.clear()
+            out.append(view)
+        if small:
+            out.append(b"".join(small))
         self._chunks.clear()
         return out
 
@@ -63,27 +90,46 @@ def arrow_file_response(reader: pa.RecordBatchReader, context: str) -> Response:
             size += len(chunk)
             if size > INLINE_BYTES:
                 return StreamingResponse(
-                    _stream_rest(head, reader, writer, sink), media_type=ARROW_FILE
+                    _stream_rest(head, _Rest(reader, writer, sink)), media_type=ARROW_FILE
                 )
     writer.close()
     head.append(sink.drain())
     return Response(b"".join(head), media_type=ARROW_FILE)
 
 
-def _stream_rest(
-    head: list[bytes], reader: pa.RecordBatchReader, writer: Any, sink: _ChunkSink
-) -> Iterator[bytes]:
+async def _stream_rest(head: list[bytes], rest: _Rest) -> AsyncIterator[bytes | memoryview]:
+    # An async generator: one trip to a worker thread per batch (Lance blocks), then
+    # its pieces go out from the event loop without further thread switches.
     yield b"".join(head)
     try:
-        for batch in reader:
-            writer.write_batch(batch)
-            yield sink.drain()
-        writer.close()
-        yield sink.drain()
+        while pieces := await anyio.to_thread.run_sync(rest.next_pieces):
+            for piece in pieces:
+                yield piece
     except Exception:
         # The status line is gone; a truncated body (no footer) is what the client sees.
         log.exception("query result stream failed")
         raise
+
+
+class _Rest:
+    """The batches of a result not yet sent, and the writer that frames them."""
+
+    def __init__(self, reader: pa.RecordBatchReader, writer: Any, sink: _ChunkSink) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.sink = sink
+        self.done = False
+
+    def next_pieces(self) -> list[bytes | memoryview]:
+        """The IPC bytes of the next batch, or of the footer after the last; [] at the end."""
+        if self.done:
+            return []
+        try:
+            self.writer.write_batch(self.reader.read_next_batch())
+        except StopIteration:
+            self.writer.close()
+            self.done = True
+        return self.sink.drain_pieces()
 
 
 def table_response(table: pa.Table) -> Response:
