@@ -428,3 +428,25 @@ def test_large_result_streams_as_a_valid_file(http: requests.Session, base_url: 
     result = pa.ipc.open_file(pa.BufferReader(resp.content)).read_all()
     assert result.num_rows == rows
     assert sorted(result["id"].to_pylist()) == list(range(rows))
+
+
+def test_dictionary_columns_written_twice_come_back_unified(
+    http: requests.Session, base_url: str, ns: str
+) -> None:
+    # Two inserts carry different dictionaries (two pandas categoricals); an IPC file
+    # holds one dictionary per field, so the server must unify them, not fail.
+    t = f"{ns}$cats"
+    kind = pa.dictionary(pa.int32(), pa.string())
+    create_table(http, base_url, t, pa.table({
+        "id": pa.array([1, 2], pa.int64()),
+        "kind": pa.array(["a", "b"]).dictionary_encode().cast(kind),
+    }))
+    insert(http, base_url, t, pa.table({
+        "id": pa.array([3], pa.int64()),
+        "kind": pa.array(["c"]).dictionary_encode().cast(kind),
+    }))
+    # A plain scan hands over each fragment's batches as stored (a filter re-batches).
+    result = query(http, base_url, t, {}).sort_by("id")
+    assert result.column("kind").type == kind
+    assert result.column("kind").to_pylist() == ["a", "b", "c"]
+    assert query(http, base_url, t, {"filter": "kind = 'c'"}).column("id").to_pylist() == [3]

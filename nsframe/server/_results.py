@@ -76,8 +76,20 @@ class _ChunkSink:
         return out
 
 
+def _has_dictionary(t: pa.DataType) -> bool:
+    if pa.types.is_dictionary(t):
+        return True
+    return any(_has_dictionary(t.field(i).type) for i in range(t.num_fields))
+
+
 def arrow_file_response(reader: pa.RecordBatchReader, context: str) -> Response:
     """Send ``reader`` as an IPC file; errors before the first bytes leave become 4xx."""
+    if any(_has_dictionary(field.type) for field in reader.schema):
+        # Batches written at different times carry different dictionaries (a pandas
+        # categorical inserted twice), and an IPC file allows one dictionary per field:
+        # such a result is unified whole before it is written.
+        with lance_errors(context):
+            return table_response(reader.read_all())
     sink = _ChunkSink()
     writer = pa.ipc.new_file(sink, reader.schema)
     head: list[bytes] = []
@@ -135,6 +147,7 @@ class _Rest:
 def table_response(table: pa.Table) -> Response:
     """A small, already materialised result."""
     sink = _ChunkSink()
-    with pa.ipc.new_file(sink, table.schema) as writer:
+    options = pa.ipc.IpcWriteOptions(unify_dictionaries=True)
+    with pa.ipc.new_file(sink, table.schema, options=options) as writer:
         writer.write_table(table)
     return Response(sink.drain(), media_type=ARROW_FILE)
