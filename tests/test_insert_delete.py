@@ -393,6 +393,17 @@ def test_delete_by_predicate(http: requests.Session, base_url: str, table: str) 
     assert http.post(url, json={"version": 1}).json() == 10
 
 
+def test_delete_predicate_with_a_trailing_comment(
+    http: requests.Session, base_url: str, table: str
+) -> None:
+    # The server wraps predicates in parentheses; a trailing "--" comment must not
+    # swallow the closing one.
+    resp = http.post(f"{base_url}/v1/table/{table}/delete",
+                     json={"predicate": "id <= 2 -- the test rows"})
+    assert resp.status_code == 200, resp.text
+    assert _ids(http, base_url, table, 10) == [3, 4, 5, 6, 7, 8, 9]
+
+
 def test_delete_matching_nothing(http: requests.Session, base_url: str, table: str) -> None:
     resp = http.post(f"{base_url}/v1/table/{table}/delete", json={"predicate": "id > 1000"})
     assert resp.status_code == 200, resp.text

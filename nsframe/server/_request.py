@@ -206,7 +206,8 @@ def whole_condition(predicate: str, what: str = "predicate") -> str:
 
     Lance's SQL parser stops after the first complete expression and ignores the rest,
     so ``id = 1 AMD name = 'x'`` (a typo) would silently mean ``id = 1``. In parentheses,
-    trailing text is a syntax error instead. The newline ends a trailing ``--`` comment.
+    trailing text is a syntax error instead. A newline ends a trailing ``--`` comment; it
+    is added only when one may be there, since Lance records the predicate as sent.
     A ``)`` that closes nothing is refused first: wrapped, ``id = 1) OR (true`` would
     become a valid condition the client never wrote.
     """
@@ -215,7 +216,7 @@ def whole_condition(predicate: str, what: str = "predicate") -> str:
             f"The {what} {predicate!r} has a ')' without a matching '(': check its "
             "parentheses."
         )
-    return f"({predicate}\n)"
+    return f"({predicate}\n)" if "--" in predicate else f"({predicate})"
 
 
 def _closes_unopened(sql: str) -> bool:

@@ -108,7 +108,7 @@ def change_text(metadata: Mapping[str, str]) -> str:
     """What a version did, from the operation the server read off its transaction."""
     operation = metadata.get("operation", "")
     if "predicate" in metadata:
-        # Lance keeps the predicate as it reformatted it: "(id = 1\n)" reads as "(id = 1)".
+        # A predicate may span lines (or end in a comment-closing newline): show one line.
         predicate = " ".join(metadata["predicate"].split())
         return f"{operation} where {predicate.replace('( ', '(').replace(' )', ')')}"
     if "restored_version" in metadata:
