@@ -1,9 +1,9 @@
-"""`nsframe demo` (what `make demo` runs): the main job on the embedded server, told in frames.
+"""`nsframe demo` (what `make demo` runs): the main job on the embedded server, in frames.
 
-It starts the embedded server over a fresh directory, loads the sample corpus that ships
-with nsframe, runs a vector, a full-text, a filtered and a hybrid search, makes a
-mistake, and undoes it with time travel and restore. Each step prints what it did and
-the frame it got back.
+It starts the embedded server over a fresh directory, writes the sample corpus that
+ships with nsframe from a pandas DataFrame (``df.ns.to_table``), runs a vector, a
+full-text, a filtered and a hybrid search, makes a mistake, and undoes it with time
+travel and restore. Each step prints what it did and the frame it got back.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ def run(root: str | None = None) -> int:
         print(f"nsframe {nsframe.__version__}: embedded server at {conn.url}, data in {root}")
 
         conn.create_namespace("demo", mode="exist_ok")
-        sample = load_sample()
-        texts = conn.create_table("demo$texts", sample, mode="overwrite")
-        _say(f"Loaded {texts.count_rows()} sample texts into 'demo$texts' "
+        frame = load_sample().to_pandas()  # a plain pandas DataFrame, vectors as arrays
+        texts = frame.ns.to_table("demo$texts", if_exists="replace", conn=conn)
+        _say(f"df.ns.to_table: {texts.count_rows()} sample texts in 'demo$texts' "
              f"(version {texts.version})", conn.tables("demo"))
         _say("The first rows", texts.search().select([*SHOWN, "rating"]).limit(5).to_pandas())
 
