@@ -44,11 +44,6 @@ FTS_BOOL_PARAMS = ("with_position", "lower_case", "stem", "remove_stop_words", "
 FTS_TOKENIZERS = ("simple", "whitespace", "raw", "ngram", "icu", "icu/split")
 
 
-def _transactions(call: Call) -> TransactionLog:
-    log: TransactionLog = call.request.app.state.transactions
-    return log
-
-
 def _branch(call: Call) -> str | None:
     """The branch from ``?branch=`` or the body; both given and different is a 400."""
     in_query = call.params.get("branch") or None
@@ -145,12 +140,10 @@ def _build(call: Call, *, scalar_only: bool) -> dict[str, Any]:
     else:
         options = {}
     before = {d.name for d in ds.describe_indices()}
-    log = _transactions(call)
-    txn = log.start(
+    with TransactionLog.of(call.request).track(
         "CreateTableIndex", table=call.label, branch=normalize_branch(branch) or MAIN_BRANCH,
         column=field.path, index_type=index_type, name=name,
-    )
-    try:
+    ) as txn:
         with lance_errors(f"Building the {index_type} index on {field.path} failed"):
             if index_type in VECTOR_TYPES:
                 ds.create_index(field.path, index_type, name=name,
@@ -159,12 +152,9 @@ def _build(call: Call, *, scalar_only: bool) -> dict[str, Any]:
                 ds.create_scalar_index(field.path, index_type,  # type: ignore[arg-type]
                                        name=name,
                                        replace=True if replace is None else replace, **options)
-    except Exception:
-        log.finish(txn, ok=False)
-        raise
-    catalog.remember(ref, branch, ds)
-    created = _created_name(ds, before, name, field.path)
-    log.finish(txn, ok=True, version=ds.version, index_name=created)
+        catalog.remember(ref, branch, ds)
+        created = _created_name(ds, before, name, field.path)
+        txn.note(version=ds.version, index_name=created)
     return {"transaction_id": txn.id, "version": ds.version, "index_name": created}
 
 
@@ -282,16 +272,13 @@ def drop_index(call: Call) -> dict[str, Any]:
         raise IndexNotFoundError(
             f"Table {call.label!r} has no index named {name!r}: list indexes to see their names."
         )
-    log = _transactions(call)
-    txn = log.start("DropTableIndex", table=call.label, index_name=name,
-                    branch=normalize_branch(branch) or MAIN_BRANCH)
-    try:
+    with TransactionLog.of(call.request).track(
+        "DropTableIndex", table=call.label, index_name=name,
+        branch=normalize_branch(branch) or MAIN_BRANCH,
+    ) as txn:
         with lance_errors(f"Dropping index {name!r} failed"):
             ds.drop_index(name)
-    except Exception:
-        log.finish(txn, ok=False)
-        raise
-    log.finish(txn, ok=True, version=ds.version)
+        txn.note(version=ds.version)
     catalog.remember(ref, branch, ds)
     return {"transaction_id": txn.id, "version": ds.version}
 

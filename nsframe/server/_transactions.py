@@ -11,8 +11,12 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+from starlette.requests import Request
 
 STATUSES = ("Queued", "Running", "Succeeded", "Failed", "Canceled")
 MAX_KEPT = 10_000
@@ -26,6 +30,10 @@ class Transaction:
     properties: dict[str, str] = field(default_factory=dict)
     started_at: float = field(default_factory=time.time)
 
+    def note(self, **properties: Any) -> None:
+        """Add what the operation produced (its new version, say) to the record."""
+        self.properties.update({k: str(v) for k, v in properties.items() if v is not None})
+
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "properties": dict(self.properties)}
 
@@ -34,6 +42,24 @@ class TransactionLog:
     def __init__(self) -> None:
         self._items: OrderedDict[str, Transaction] = OrderedDict()
         self._lock = threading.Lock()
+
+    @staticmethod
+    def of(request: Request) -> TransactionLog:
+        """The log of the app serving ``request``."""
+        log: TransactionLog = request.app.state.transactions
+        return log
+
+    @contextmanager
+    def track(self, operation: str, **properties: Any) -> Iterator[Transaction]:
+        """Record ``operation`` for the ``with`` block: Succeeded if the block returns,
+        Failed if it raises."""
+        txn = self.start(operation, **properties)
+        try:
+            yield txn
+        except BaseException:
+            self.finish(txn, ok=False)
+            raise
+        self.finish(txn, ok=True)
 
     def start(self, operation: str, **properties: Any) -> Transaction:
         txn = Transaction(

@@ -142,11 +142,6 @@ def _missing_version(call: Call, version: int, branch: str | None) -> VersionNot
     )
 
 
-def transactions_of(call: Call) -> TransactionLog:
-    txns: TransactionLog = call.request.app.state.transactions
-    return txns
-
-
 def restore(call: Call) -> dict[str, Any]:
     version = get_int(call.body, "version", required=True)
     assert version is not None
@@ -159,23 +154,20 @@ def restore(call: Call) -> dict[str, Any]:
         target = target.checkout_version(version)
     except (OSError, ValueError) as exc:
         raise _missing_version(call, version, branch) from exc
-    txns = transactions_of(call)
-    txn = txns.start("Restore", table=call.label, branch=normalize_branch(branch) or MAIN_BRANCH,
-                     restore_version=version)
-    try:
+    with TransactionLog.of(call.request).track(
+        "Restore", table=call.label, branch=normalize_branch(branch) or MAIN_BRANCH,
+        restore_version=version,
+    ) as txn:
         with lance_errors(f"Restoring {call.label!r} to version {version} failed"):
             target.restore()  # type: ignore[no-untyped-call]
-    except Exception:
-        txns.finish(txn, ok=False)
-        raise
-    txns.finish(txn, ok=True, version=target.version)
+        txn.note(version=target.version)
     catalog.remember(ref, branch, target)
     return {"transaction_id": txn.id, "version": target.version}
 
 
 def describe_transaction(call: Call) -> dict[str, Any]:
     txn_id = call.delimiter.join(call.id)
-    txn = transactions_of(call).get(txn_id)
+    txn = TransactionLog.of(call.request).get(txn_id)
     if txn is None:
         raise TransactionNotFoundError(
             f"Transaction {txn_id!r} is not known to this server: use the transaction_id "
