@@ -337,6 +337,10 @@ class Client:
         body = _compact(version=version, branch=branch)
         return _as_dict(self.post(_spec.RESTORE, ident, body, idempotent=False))
 
+    def optimize(self, ident: str, body: dict[str, Any]) -> dict[str, Any]:
+        """nsframe's extension: compact fragments and refresh indexes."""
+        return _as_dict(self.post(_spec.TABLE_OPTIMIZE, ident, body, idempotent=False))
+
     def list_tags(self, ident: str, *, page_token: str | None = None,
                   limit: int | None = None) -> dict[str, Any]:
         params = {"page_token": page_token, "limit": limit or self.page_size}

@@ -39,6 +39,8 @@ TABLE_INSERT = "/v1/table/{id}/insert"
 TABLE_DELETE = "/v1/table/{id}/delete"
 TABLE_QUERY = "/v1/table/{id}/query"
 TABLE_STATS = "/v1/table/{id}/stats"
+# nsframe extension (LanceDB's `Table.optimize`): compact fragments, refresh indexes.
+TABLE_OPTIMIZE = "/v1/table/{id}/optimize"
 
 # Indexes
 INDEX_CREATE = "/v1/table/{id}/create_index"

@@ -354,6 +354,21 @@ class Table:
         answer = self._client.restore(self.id, version, branch=self._ref.branch)
         return WriteResult.from_json(answer, "num_rows")
 
+    def optimize(self, *, target_rows_per_fragment: int | None = None,
+                 optimize_indices: bool = True) -> WriteResult:
+        """Compact small fragments into large ones and bring indexes up to date (as LanceDB's
+        ``optimize``). Worth running after many small inserts; older versions stay readable.
+
+        ``WriteResult.raw`` holds the counts of fragments and files removed and added.
+        """
+        self._writable("optimize")
+        body: dict[str, Any] = {"optimize_indices": optimize_indices}
+        if target_rows_per_fragment is not None:
+            body["target_rows_per_fragment"] = target_rows_per_fragment
+        if self._ref.branch is not None:
+            body["branch"] = self._ref.branch
+        return WriteResult.from_json(self._client.optimize(self.id, body), "num_rows")
+
     # ------------------------------------------------------------------ versions
     def versions(self) -> list[Version]:
         """Every version of this handle's branch, oldest first (LanceDB ``list_versions``)."""

@@ -18,6 +18,7 @@ from nsframe.server import (
     _extended,
     _indexes,
     _namespaces,
+    _optimize,
     _query,
     _tables,
     _versions,
@@ -86,6 +87,7 @@ def create_app(
         *_indexes.routes,
         *_versions.routes,
         *_extended.routes,
+        *_optimize.routes,
     ]
     # `{id}` matches slashes too, so `/v1/namespace/{id}/list` would swallow
     # `/v1/namespace/a/table/list`: try the routes with more segments first.
