@@ -19,6 +19,7 @@ sampled apart from the client's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
@@ -64,6 +65,7 @@ class Options:
     batch_rows: int
     workdir: Path
     own_workdir: bool = False
+    baseline: Path | None = None
 
 
 @dataclass
@@ -184,18 +186,26 @@ MODES: dict[str, Callable[[Options, ServerProcess], Run]] = {
 # ---------------------------------------------------------------------- the benchmark
 def run(opts: Options) -> dict[str, Any]:
     payload = ipc_nbytes(opts.rows, batch_rows=opts.batch_rows)
-    runs: dict[str, list[Run]] = {mode: [] for mode in MODES}
-    with serve_in_subprocess(opts.workdir / "server") as server:
-        session = requests.Session()
-        session.post(f"{server.url}/v1/namespace/bench/create", json={})
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(serve_in_subprocess(opts.workdir / "server"))
+        cases = [(mode, insert, server) for mode, insert in MODES.items()]
+        if opts.baseline is not None:
+            # The same HTTP modes against a copy of the old code, interleaved: an A/B.
+            base = stack.enter_context(serve_in_subprocess(opts.workdir / "baseline",
+                                                           code=opts.baseline))
+            cases += [(f"{mode} (base)", insert, base)
+                      for mode, insert in MODES.items() if mode != "direct"]
+        runs: dict[str, list[Run]] = {mode: [] for mode, _, _ in cases}
+        for srv in {id(s): s for _, _, s in cases}.values():
+            requests.post(f"{srv.url}/v1/namespace/bench/create", json={})
         # Warm up both sides (imports, first write) before anything is timed.
         warm = Options(2 * opts.batch_rows, 1, opts.batch_rows, opts.batch_rows, opts.workdir)
-        for insert in MODES.values():
-            insert(warm, server)
+        for _, insert, srv in cases:
+            insert(warm, srv)
         idle_rss = server.rss()
         for repeat in range(opts.repeat):
-            for mode, insert in MODES.items():
-                result = insert(opts, server)
+            for mode, insert, srv in cases:
+                result = insert(opts, srv)
                 runs[mode].append(result)
                 print(f"  repeat {repeat + 1}/{opts.repeat} {mode:<13} {result.seconds:7.2f} s",
                       file=sys.stderr)
@@ -276,13 +286,17 @@ def parse_args(argv: list[str] | None = None) -> Options:
                         help=f"rows per Arrow record batch ({BATCH_ROWS})")
     parser.add_argument("--workdir", type=Path, default=None,
                         help="where the datasets go (default: a temporary directory)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a directory holding an older copy of the nsframe package: its "
+                        "server runs the HTTP modes too, interleaved (an A/B)")
     args = parser.parse_args(argv)
     rows = 100_000 if args.quick else args.rows
     if rows < 1 or args.repeat < 1 or args.chunk_rows < 1 or args.batch_rows < 1:
         parser.error("--rows, --repeat, --chunk-rows and --batch-rows must be at least 1")
     own = args.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="nsframe-bench-insert-")) if own else args.workdir
-    return Options(rows, args.repeat, min(args.chunk_rows, rows), args.batch_rows, workdir, own)
+    return Options(rows, args.repeat, min(args.chunk_rows, rows), args.batch_rows, workdir, own,
+                   args.baseline)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,20 +1,22 @@
 """Arrow on the wire: request bodies read as streams, schemas as JSON, results as IPC files.
 
-An insert body is never held whole: `BodyFile` hands the request's byte chunks to
-pyarrow as a blocking file object, from the worker thread that runs the Lance write,
-so memory stays at a few batches whatever the body's size.
+An insert body is never held whole: `BodyFile` receives the request's byte chunks up to
+`PREFETCH_BYTES` ahead of the Lance write and hands them to pyarrow as a blocking file
+object, so memory stays at a few MiB plus a few batches whatever the body's size.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import io
+import threading
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio.from_thread
-import anyio.lowlevel
 import pyarrow as pa
 from starlette.requests import ClientDisconnect
 
@@ -23,66 +25,113 @@ from nsframe.exceptions import InvalidInputError, PayloadTooLargeError, SchemaMi
 # Lance scans fastest on batches of about this many rows (PERFORMANCE_NOTES.md).
 WRITE_BATCH_ROWS = 8192
 READ_BUFFER_BYTES = 1 << 20
-FETCH_BYTES = 1 << 20
+# How far receiving may run ahead of the Lance write: bounds the memory per insert.
+PREFETCH_BYTES = 8 << 20
 
 
 class BodyFile(io.RawIOBase):
-    """A blocking, read-only file over an async byte stream (use from a worker thread)."""
+    """A blocking, read-only file over an async byte stream (use from a worker thread).
+
+    A task on the event loop receives the body ahead of the reader into a bounded buffer
+    (`PREFETCH_BYTES`), so that the network and the Lance write overlap instead of taking
+    turns. Call `close()` when done: it stops that task if the body was not read to its end.
+    """
 
     def __init__(self, chunks: AsyncIterator[bytes], limit: int | None = None) -> None:
         self._chunks = chunks
-        # Lance pulls batches from its own threads, not from this worker thread: keep
-        # the event loop's token so that any thread can fetch the next chunk.
-        self._token = anyio.from_thread.run_sync(anyio.lowlevel.current_token)
-        # Received chunks not yet read, as views: handed on without joining or copying.
-        self._pending: deque[memoryview] = deque()
-        self._eof = False
         self._limit = limit
         self.bytes_read = 0
+        # Received chunks not yet read, as views: handed on without joining or copying.
+        self._pending: deque[memoryview] = deque()
+        self._buffered = 0
+        self._done = False  # the receiving task has finished (end, error or cancel)
+        self._error: BaseException | None = None
+        self._ready = threading.Condition()
+        self._space: asyncio.Event | None = None
+        self._waiting = False  # the receiving task waits for the reader to make room
+        self._task: asyncio.Task[None] | None = None
+        # Lance pulls batches from its own threads, not from this worker thread: the
+        # receiving task is started from here and hands bytes over through the condition.
+        self._loop, self._task = anyio.from_thread.run_sync(self._start)
+
+    def _start(self) -> tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]:
+        loop = asyncio.get_running_loop()
+        self._space = asyncio.Event()
+        return loop, loop.create_task(self._receive())
+
+    async def _receive(self) -> None:
+        assert self._space is not None
+        error: BaseException | None = None
+        try:
+            async for chunk in self._chunks:
+                if not chunk:
+                    continue
+                with self._ready:
+                    self.bytes_read += len(chunk)
+                    self._pending.append(memoryview(chunk))
+                    self._buffered += len(chunk)
+                    full = self._buffered >= PREFETCH_BYTES
+                    if full:
+                        self._space.clear()
+                        self._waiting = True
+                    self._ready.notify()
+                if self._limit is not None and self.bytes_read > self._limit:
+                    error = PayloadTooLargeError(
+                        f"The Arrow body is larger than {self._limit} bytes, this server's "
+                        "limit for inserts: send the data in several requests."
+                    )
+                    return
+                if full:
+                    await self._space.wait()
+        except asyncio.CancelledError:
+            error = _Closed()
+            raise
+        except Exception as exc:  # ClientDisconnect among others: the reader re-raises it
+            error = exc
+        finally:
+            with self._ready:
+                self._error = error
+                self._done = True
+                self._ready.notify_all()
 
     def readable(self) -> bool:
         return True
 
-    def _fill(self) -> None:
-        while not self._pending and not self._eof:
-            try:
-                chunks = anyio.from_thread.run(self._next_chunks, token=self._token)
-            except StopAsyncIteration:
-                self._eof = True
-                return
-            self.bytes_read += sum(len(chunk) for chunk in chunks)
-            if self._limit is not None and self.bytes_read > self._limit:
-                raise PayloadTooLargeError(
-                    f"The Arrow body is larger than {self._limit} bytes, this server's limit "
-                    "for inserts: send the data in several requests."
-                )
-            self._pending.extend(memoryview(chunk) for chunk in chunks if chunk)
-
-    async def _next_chunks(self) -> list[bytes]:
-        # Gather about FETCH_BYTES per trip to the event loop, not one network read
-        # (<= 64 KiB) per trip: each trip costs two thread switches.
-        parts = [await self._chunks.__anext__()]
-        size = len(parts[0])
-        while size < FETCH_BYTES:
-            try:
-                parts.append(await self._chunks.__anext__())
-            except StopAsyncIteration:
-                break
-            size += len(parts[-1])
-        return parts
-
     def readinto(self, target: Any) -> int:
-        self._fill()
-        if not self._pending:
-            return 0
-        head = self._pending[0]
-        n = min(len(target), len(head))
-        target[:n] = head[:n]
-        if n == len(head):
-            self._pending.popleft()
-        else:
-            self._pending[0] = head[n:]
+        with self._ready:
+            while not self._pending and not self._done:
+                self._ready.wait()
+            if self._error is not None:
+                # Too large, or the client hung up: nothing will be written, stop now.
+                raise self._error
+            if not self._pending:
+                return 0
+            head = self._pending[0]
+            n = min(len(target), len(head))
+            target[:n] = head[:n]
+            if n == len(head):
+                self._pending.popleft()
+            else:
+                self._pending[0] = head[n:]
+            self._buffered -= n
+            wake = self._waiting and self._buffered < PREFETCH_BYTES // 2
+            if wake:
+                self._waiting = False
+        if wake and self._space is not None:
+            self._loop.call_soon_threadsafe(self._space.set)
         return n
+
+    def close(self) -> None:
+        """Stop receiving (a body not read to its end is left unread)."""
+        if self._task is not None and not self._done:
+            # RuntimeError: the event loop is already closed, so nothing is left to stop.
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._task.cancel)
+        super().close()
+
+
+class _Closed(Exception):
+    """The body was closed before it was read to its end."""
 
 
 def _gone() -> InvalidInputError:

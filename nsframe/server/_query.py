@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lance.dataset import LanceDataset
@@ -144,6 +145,7 @@ def _run_query(call: Call) -> Response:
             if request.vector.multi is not None and vector_kind(field.field.type) == "vector":
                 return _batch_search(ds, request, columns, field)
             options = nearest_options(request.vector, field, request.search_k + request.offset)
+            options["q"] = _as_arrow_vector(options["q"])
             scanner = ds.scanner(
                 nearest=options, limit=request.search_k,
                 **_common(request, _with_score(columns, "_distance")),
@@ -159,6 +161,14 @@ def _run_query(call: Call) -> Response:
             scanner = ds.scanner(limit=request.k or None, **_common(request, columns))
         reader = scanner.to_reader()
     return arrow_file_response(reader, f"Query on table {label!r} failed")
+
+
+def _as_arrow_vector(q: Any) -> Any:
+    """A float32 query vector as an Arrow array: Lance takes it as it is, where a numpy
+    array is copied through float64 first and deep-copied into the scanner (~0.02 ms)."""
+    if isinstance(q, np.ndarray) and q.ndim == 1 and q.dtype == np.float32:
+        return pa.array(q)
+    return q
 
 
 def _projection(schema: pa.Schema, request: QueryRequest) -> Columns:

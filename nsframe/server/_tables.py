@@ -48,9 +48,17 @@ def write_stream(call: Call, ref: TableRef, *, mode: str,
     ``mode`` is Lance's: "create", "append" or "overwrite". Nothing is committed unless
     the whole stream was read and written.
     """
-    catalog = call.catalog
     limit = getattr(call.request.app.state, "max_arrow_bytes", None)
     body = BodyFile(call.request.stream().__aiter__(), limit=limit)
+    try:
+        return _write_body(call, ref, body, mode=mode, branch=branch)
+    finally:
+        body.close()
+
+
+def _write_body(call: Call, ref: TableRef, body: BodyFile, *, mode: str,
+                branch: str | None) -> tuple[LanceDataset, int]:
+    catalog = call.catalog
     stream = StreamReader(body)
     existing: LanceDataset | None = None
     if mode != "create":
