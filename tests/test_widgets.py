@@ -93,11 +93,20 @@ def test_nested_namespaces_are_listed(conn: Connection, ns: str) -> None:
     conn.create_namespace(f"{ns}$inner")
     conn.create_table(f"{ns}$inner$deep", _rows([1]))
     w = browse(conn)
+    assert (ns, ns) in w.namespace_picker.options
+    assert f"{ns}$inner" not in [value for _, value in w.namespace_picker.options]
+    # Stepping into a namespace lists its children under the path that leads there.
+    w.namespace_picker.value = ns
+    assert w.namespace_picker.options[:2] == (("(root)", ""), (ns, ns))
     assert (f"{ns} / inner", f"{ns}$inner") in w.namespace_picker.options
     w.namespace_picker.value = f"{ns}$inner"
+    assert [value for _, value in w.namespace_picker.options] == ["", ns, f"{ns}$inner"]
     w.table_picker.value = "deep"
     assert w.selected_table == f"{ns}$inner$deep"
     assert _ids(w.selected) == [1]  # type: ignore[arg-type]
+    # ...and the path leads back up.
+    w.namespace_picker.value = ""
+    assert (ns, ns) in w.namespace_picker.options and w.table_picker.value is None
 
 
 def test_timeline_shows_versions_newest_first_with_changes_and_tags(

@@ -23,7 +23,6 @@ from nsframe.widgets._search import SearchPanel
 
 MAIN = "main"
 ROOT = ""  # the value of the root namespace in the namespace picker
-MAX_NAMESPACES = 500  # a picker of more would not be usable anyway
 
 
 class Browser(widgets.VBox):  # type: ignore[misc]
@@ -140,22 +139,25 @@ class Browser(widgets.VBox):  # type: ignore[misc]
     def _id_of(self, parts: tuple[str, ...]) -> str:
         return self._delimiter().join(parts)
 
-    def _namespace_ids(self) -> list[str]:
+    def _namespace_ids(self, namespace: str) -> list[str]:
+        """The path from the root down to `namespace`, then its children.
+
+        One level at a time, like a file dialog: a server with thousands of namespaces
+        costs one listing per step, and a nested namespace is never cut off a long list.
+        """
         assert self._connection is not None
-        found, todo = [ROOT], [ROOT]
-        while todo and len(found) < MAX_NAMESPACES:
-            children = self._connection.namespaces(todo.pop(0))
-            found.extend(children)
-            todo.extend(children)
-        return sorted(found[:MAX_NAMESPACES])
+        delimiter = self._delimiter()
+        parts = namespace.split(delimiter) if namespace else []
+        path = [ROOT] + [delimiter.join(parts[:depth]) for depth in range(1, len(parts) + 1)]
+        return path + sorted(self._connection.namespaces(namespace))
 
     def _list_namespaces(self, namespace: str, table: str | None = None) -> None:
-        ids = self._namespace_ids()
+        ids = self._namespace_ids(namespace)
         labels = [(i.replace(self._delimiter(), " / ") if i else "(root)", i) for i in ids]
         with self._quietly():
             self.namespace_picker.options = labels
-            self.namespace_picker.value = namespace if namespace in ids else ROOT
-        self._list_tables(self.namespace_picker.value, table)
+            self.namespace_picker.value = namespace
+        self._list_tables(namespace, table)
 
     def _list_tables(self, namespace: str, table: str | None) -> None:
         assert self._connection is not None
@@ -258,7 +260,7 @@ class Browser(widgets.VBox):  # type: ignore[misc]
     # ------------------------------------------------------------------ handlers
     def _on_namespace(self, change: dict[str, Any]) -> None:
         if not self._busy:
-            self._list_tables(change["new"] or ROOT, None)
+            self._list_namespaces(change["new"] or ROOT)
 
     def _on_table(self, change: dict[str, Any]) -> None:
         if self._busy or self._connection is None:

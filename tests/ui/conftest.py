@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _lab import CHROMIUM, Lab, VersionedTable, running_lab, write_notebook
 
 import nsframe
+
+from ._lab import CHROMIUM, Lab, VersionedTable, running_lab, write_notebook
 
 
 @pytest.fixture(scope="session")

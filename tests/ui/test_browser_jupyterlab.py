@@ -6,9 +6,10 @@ import os
 import re
 from pathlib import Path
 
-from _lab import CHROMIUM_ARGS, Lab, VersionedTable
 from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from ._lab import CHROMIUM_ARGS, Lab, VersionedTable
 
 TIMEOUT_MS = 120_000
 RUN_ATTEMPTS = 5
