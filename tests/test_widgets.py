@@ -353,6 +353,20 @@ def test_refresh_shows_what_others_wrote(conn: Connection, items: Table) -> None
     assert "epsilon" in _text(w.preview.rows.value) and "n7" in _text(w.preview.rows.value)
 
 
+def test_refresh_steps_out_of_a_namespace_that_was_dropped(conn: Connection, ns: str) -> None:
+    conn.create_namespace(f"{ns}$inner")
+    conn.create_table(f"{ns}$inner$deep", _rows([1]))
+    w = browse(conn)
+    w.namespace_picker.value = ns
+    w.namespace_picker.value = f"{ns}$inner"
+    conn.drop_namespace(f"{ns}$inner", behavior="cascade")  # someone else drops it
+    w.refresh_button.click()
+    assert w.namespace_picker.value == ns
+    assert f"{ns}$inner" not in [value for _, value in w.namespace_picker.options]
+    assert w.selected_table is None and w.messages.last_error is None
+    assert "no longer exists" in _text(w.messages.value)
+
+
 def test_a_declared_table_says_it_has_no_data_yet(conn: Connection, ns: str,
                                                   items: Table) -> None:
     conn.create_table(f"{ns}$later")  # declared only: no version yet

@@ -15,6 +15,7 @@ import ipywidgets as widgets
 import traitlets
 
 from nsframe import Connection, Table, Tag
+from nsframe.exceptions import NamespaceNotFoundError
 from nsframe.widgets._actions import Actions
 from nsframe.widgets._messages import MessageBox
 from nsframe.widgets._preview import Preview
@@ -152,7 +153,16 @@ class Browser(widgets.VBox):  # type: ignore[misc]
         return path + sorted(self._connection.namespaces(namespace))
 
     def _list_namespaces(self, namespace: str, table: str | None = None) -> None:
-        ids = self._namespace_ids(namespace)
+        try:
+            ids = self._namespace_ids(namespace)
+        except NamespaceNotFoundError:
+            if not namespace:
+                raise
+            # Dropped by someone else since it was picked: step up to its parent.
+            parent = namespace.rpartition(self._delimiter())[0]
+            self._list_namespaces(parent)
+            self.messages.info(f"Namespace {namespace!r} no longer exists.")
+            return
         labels = [(i.replace(self._delimiter(), " / ") if i else "(root)", i) for i in ids]
         with self._quietly():
             self.namespace_picker.options = labels
@@ -249,13 +259,16 @@ class Browser(widgets.VBox):  # type: ignore[misc]
     def refresh(self) -> None:
         """Read everything again from the server, keeping the selection where it still is."""
         branch, version, tag = self.selected_branch, self.selected_version, self.selected_tag
+        namespace = self.namespace_picker.value or ROOT
         if self._connection is not None:
-            self._list_namespaces(self.namespace_picker.value or ROOT, self.table_picker.value)
+            self._list_namespaces(namespace, self.table_picker.value)
         if self._table is not None:
             self._open_table(self._table, branch, version)
             if tag in self._tags:
                 self._on_tag({"new": tag})
-        self.messages.info("Refreshed from the server.")
+        gone = namespace != (self.namespace_picker.value or ROOT)
+        self.messages.info("Refreshed from the server."
+                           + (f" Namespace {namespace!r} no longer exists." if gone else ""))
 
     # ------------------------------------------------------------------ handlers
     def _on_namespace(self, change: dict[str, Any]) -> None:
