@@ -146,16 +146,54 @@ def serve_in_subprocess(root: str | os.PathLike[str] | None = None,
         cwd = Path(code) if code is not None else Path(__file__).resolve().parent.parent
         process = subprocess.Popen(command, cwd=cwd)
         url = f"http://127.0.0.1:{port}"
-        try:
+        with _stopped_at_exit(process):
             _wait_until_up(url, process, startup_timeout)
             yield ServerProcess(url, data_root, process)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+
+
+# pylance's reference REST server, kept running until the parent closes our stdin.
+_REFERENCE_SERVER = """
+import sys
+import lance.namespace
+with lance.namespace.RestAdapter("dir", {"root": sys.argv[1]}, port=int(sys.argv[2])):
+    sys.stdin.read()
+"""
+
+
+@contextmanager
+def reference_in_subprocess(tables: dict[str, Path],
+                            startup_timeout: float = 60.0) -> Iterator[ServerProcess]:
+    """pylance's reference server (`lance.namespace.RestAdapter` over a directory) in a
+    child process, serving the given Lance datasets as top-level tables by those names.
+
+    The datasets are linked, not copied: both servers read the very same files.
+    """
+    with tempfile.TemporaryDirectory(prefix="nsframe-reference-") as scratch:
+        root = Path(scratch)
+        for name, dataset in tables.items():
+            (root / f"{name}.lance").symlink_to(Path(dataset).resolve())
+        port = free_port()
+        process = subprocess.Popen([sys.executable, "-c", _REFERENCE_SERVER, str(root),
+                                    str(port)], stdin=subprocess.PIPE)
+        url = f"http://127.0.0.1:{port}"
+        with _stopped_at_exit(process):
+            _wait_until_up(url, process, startup_timeout)
+            yield ServerProcess(url, root, process)
+
+
+@contextmanager
+def _stopped_at_exit(process: subprocess.Popen[bytes]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:

@@ -66,7 +66,8 @@ def query_cases(url: str, tbl: nsframe.Table, ds: lance.LanceDataset,
 
     def vec() -> np.ndarray[Any, Any]:
         counter["i"] += 1
-        return vectors[counter["i"] % len(vectors)]
+        row: np.ndarray[Any, Any] = vectors[counter["i"] % len(vectors)]
+        return row
 
     def client() -> Any:
         return tbl.search(vec()).limit(10).to_pandas()

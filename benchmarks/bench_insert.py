@@ -1,16 +1,19 @@
 """Insert throughput: through the nsframe server over HTTP vs `lance.write_dataset` in-process.
 
-Rows are (int64 id, string text, fixed_size_list<float32>[128] vector). Three ways in,
+Rows are (int64 id, string text, fixed_size_list<float32>[128] vector). Four ways in,
 interleaved in each repeat so that drift between runs hits all of them alike:
 
 - ``direct``: `lance.write_dataset(reader, uri, mode="append")` in this process (the limit);
 - ``http-stream``: one insert request whose Arrow IPC stream body is serialised batch by
   batch while it is sent (chunked transfer encoding);
 - ``http-chunked``: several insert requests of ``--chunk-rows`` rows each, on one
-  keep-alive session.
+  keep-alive session;
+- ``reference``: the same rows into pylance's reference server
+  (`lance.namespace.RestAdapter`), which refuses bodies over 2 MiB, so in as many requests
+  of just under 2 MiB as that takes (the alternative users have today).
 
-The server runs in a child process (`nsframe serve`), so that its resident memory can be
-sampled apart from the client's.
+The servers run in child processes (`nsframe serve`), so that their resident memory can
+be sampled apart from the client's.
 
     .venv/bin/python benchmarks/bench_insert.py            # 1,000,000 rows, 3 repeats
     .venv/bin/python benchmarks/bench_insert.py --quick    # 100,000 rows
@@ -49,12 +52,15 @@ from _common import (
     mib,
     percentile,
     print_table,
+    reference_in_subprocess,
     schema,
     serve_in_subprocess,
     write_results,
 )
 
 ARROW_STREAM = {"Content-Type": "application/vnd.apache.arrow.stream"}
+# The reference server's body limit (PERFORMANCE_NOTES.md): its requests stay under it.
+REFERENCE_BODY_BYTES = 2 << 20
 
 
 @dataclass
@@ -109,19 +115,30 @@ def insert_http_stream(opts: Options, server: ServerProcess) -> Run:
 
 
 def insert_http_chunked(opts: Options, server: ServerProcess) -> Run:
+    return _insert_in_requests(opts, server, opts.chunk_rows)
+
+
+def insert_reference(opts: Options, server: ServerProcess) -> Run:
+    per_row = ipc_nbytes(opts.batch_rows, batch_rows=opts.batch_rows) / opts.batch_rows
+    # 5% of room for the schema message and the batch framing.
+    return _insert_in_requests(opts, server, int(0.95 * REFERENCE_BODY_BYTES / per_row))
+
+
+def _insert_in_requests(opts: Options, server: ServerProcess, chunk_rows: int) -> Run:
     latencies: list[float] = []
+    batch_rows = min(opts.batch_rows, chunk_rows)
     with FreshTable(server) as (session, table_url):
         with RssSampler(server.pid) as rss, CpuMeter(server.pid) as cpu:
             started = time.perf_counter()
-            for first in range(0, opts.rows, opts.chunk_rows):
-                n = min(opts.chunk_rows, opts.rows - first)
-                body = IpcStreamBody(batches(n, start=first, batch_rows=opts.batch_rows), schema())
+            for first in range(0, opts.rows, chunk_rows):
+                n = min(chunk_rows, opts.rows - first)
+                body = IpcStreamBody(batches(n, start=first, batch_rows=batch_rows), schema())
                 sent = time.perf_counter()
                 resp = session.post(f"{table_url}/insert", data=body, headers=ARROW_STREAM)
                 latencies.append(time.perf_counter() - sent)
                 _check(resp)
             seconds = time.perf_counter() - started
-        _expect(_count(session, table_url), opts.rows, "http-chunked count_rows")
+        _expect(_count(session, table_url), opts.rows, f"{chunk_rows}-row requests count_rows")
     return Run(seconds, cpu.client, cpu.server, rss.peak, latencies)
 
 
@@ -162,12 +179,14 @@ class FreshTable:
 def _count(session: requests.Session, table_url: str) -> int:
     resp = session.post(f"{table_url}/count_rows", json={})
     _check(resp)
-    count: int = resp.json()
+    answer = resp.json()
+    # The contract answers a bare number; the reference server {"count": n}.
+    count: int = answer["count"] if isinstance(answer, dict) else answer
     return count
 
 
 def _check(resp: requests.Response) -> None:
-    if resp.status_code != 200:
+    if not 200 <= resp.status_code < 300:  # the reference server answers creates with 201
         raise RuntimeError(f"{resp.request.method} {resp.url} -> {resp.status_code}: {resp.text}")
 
 
@@ -180,6 +199,7 @@ MODES: dict[str, Callable[[Options, ServerProcess], Run]] = {
     "direct": insert_direct,
     "http-stream": insert_http_stream,
     "http-chunked": insert_http_chunked,
+    "reference": insert_reference,
 }
 
 
@@ -188,13 +208,15 @@ def run(opts: Options) -> dict[str, Any]:
     payload = ipc_nbytes(opts.rows, batch_rows=opts.batch_rows)
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(serve_in_subprocess(opts.workdir / "server"))
-        cases = [(mode, insert, server) for mode, insert in MODES.items()]
+        reference = stack.enter_context(reference_in_subprocess({}))
+        cases = [(mode, insert, reference if mode == "reference" else server)
+                 for mode, insert in MODES.items()]
         if opts.baseline is not None:
             # The same HTTP modes against a copy of the old code, interleaved: an A/B.
             base = stack.enter_context(serve_in_subprocess(opts.workdir / "baseline",
                                                            code=opts.baseline))
             cases += [(f"{mode} (base)", insert, base)
-                      for mode, insert in MODES.items() if mode != "direct"]
+                      for mode, insert in MODES.items() if mode.startswith("http")]
         runs: dict[str, list[Run]] = {mode: [] for mode, _, _ in cases}
         for srv in {id(s): s for _, _, s in cases}.values():
             requests.post(f"{srv.url}/v1/namespace/bench/create", json={})
@@ -202,7 +224,7 @@ def run(opts: Options) -> dict[str, Any]:
         warm = Options(2 * opts.batch_rows, 1, opts.batch_rows, opts.batch_rows, opts.workdir)
         for _, insert, srv in cases:
             insert(warm, srv)
-        idle_rss = server.rss()
+        idle_rss = {mode: srv.rss() for mode, _, srv in cases}
         for repeat in range(opts.repeat):
             for mode, insert, srv in cases:
                 result = insert(opts, srv)
@@ -212,7 +234,7 @@ def run(opts: Options) -> dict[str, Any]:
     return _summarise(opts, payload, idle_rss, runs)
 
 
-def _summarise(opts: Options, payload: int, idle_rss: int,
+def _summarise(opts: Options, payload: int, idle_rss: dict[str, int],
                runs: dict[str, list[Run]]) -> dict[str, Any]:
     direct = Timing("direct", [r.seconds for r in runs["direct"]]).median
     modes: dict[str, Any] = {}
@@ -229,7 +251,7 @@ def _summarise(opts: Options, payload: int, idle_rss: int,
         peaks = [r.peak_rss for r in results if r.peak_rss is not None]
         if peaks:
             entry["server_peak_rss_mib"] = mib(max(peaks))
-            entry["server_growth_over_idle_mib"] = mib(max(peaks) - idle_rss)
+            entry["server_growth_over_idle_mib"] = mib(max(peaks) - idle_rss[mode])
         latencies = [s for r in results for s in (r.request_seconds or [])]
         if latencies:
             entry["request_median_s"] = percentile(latencies, 50)
@@ -242,7 +264,7 @@ def _summarise(opts: Options, payload: int, idle_rss: int,
         "chunk_rows": opts.chunk_rows,
         "batch_rows": opts.batch_rows,
         "ipc_payload_mib": mib(payload),
-        "server_idle_rss_mib": mib(idle_rss),
+        "server_idle_rss_mib": mib(idle_rss["http-stream"]),
         # Other work on the machine skews wall times; CPU seconds suffer less.
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "modes": modes,
@@ -262,10 +284,11 @@ def report(results: dict[str, Any]) -> None:
         ])
     print_table(["mode", "median s", "min s", "max s", "rows/s", "MiB/s", "vs direct",
                  "cpu s (this proc)", "cpu s (server)", "srv peak MiB", "srv growth MiB"], rows)
-    chunked = results["modes"].get("http-chunked", {})
-    if "request_median_s" in chunked:
-        print(f"\nhttp-chunked per request: median {chunked['request_median_s'] * 1000:,.0f} ms, "
-              f"p99 {chunked['request_p99_s'] * 1000:,.0f} ms")
+    for mode in ("http-chunked", "reference"):
+        chunked = results["modes"].get(mode, {})
+        if "request_median_s" in chunked:
+            print(f"\n{mode} per request: median {chunked['request_median_s'] * 1000:,.0f} ms, "
+                  f"p99 {chunked['request_p99_s'] * 1000:,.0f} ms")
     print(f"server idle RSS: {results['server_idle_rss_mib']:,.0f} MiB; "
           f"load average at the end: {results['load_average']}")
     print("target (PERFORMANCE_NOTES.md): insert of 1M rows <= 1.3x direct")

@@ -10,14 +10,16 @@ same way on both paths and interleaved in every round so that drift hits both al
 - ``filter-scan``: every row with ``id % 100 = 7`` (1% of the table), all columns.
 
 Then ``--clients`` (4) concurrent clients run ``vector-ivfpq`` queries back to back for
-``--seconds`` each, alternating direct, server and server-processes (three slots each):
-queries per second, median of the slots. ``direct`` and ``server`` clients are threads of
-this process; ``server-processes`` clients are processes, so they do not share one GIL.
-Every server client has its own session.
+``--seconds`` each, alternating the paths (three slots each): queries per second, median
+of the slots. ``direct``, ``server`` and ``reference`` clients are threads of this
+process; ``*-processes`` clients are processes, so they do not share one GIL. Every
+HTTP client has its own session.
 
 ``server`` is one keep-alive `requests` session posting the JSON body and decoding the
 Arrow IPC file with pyarrow; ``direct`` is `LanceDataset.to_table` on a dataset opened
-once in this process. The server runs in a child process.
+once in this process; ``reference`` is the same HTTP request to pylance's reference server
+(`lance.namespace.RestAdapter`) reading the very same files. Both servers run in child
+processes.
 
     .venv/bin/python benchmarks/bench_query.py             # 100,000 rows, 200 rounds
     .venv/bin/python benchmarks/bench_query.py --quick     # 20,000 rows, 40 rounds, 2 s slots
@@ -32,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,7 @@ from _common import (
     batches,
     median,
     print_table,
+    reference_in_subprocess,
     schema,
     serve_in_subprocess,
     write_results,
@@ -94,6 +98,20 @@ def load(http: requests.Session, url: str, rows: int) -> None:
     print(f"indexes built in {time.perf_counter() - started:.1f}s")
 
 
+def upstream_body(body: dict[str, Any], rows: int) -> dict[str, Any]:
+    """The reference server wants `vector` and `k` in every query (upstream marks them
+    required); `k` = the table size asks for every match, as no `k` does on ours."""
+    return {"vector": {}, "k": rows, **body}
+
+
+def post_query(http: requests.Session, url: str, table_id: str,
+               body: dict[str, Any]) -> pa.Table:
+    resp = http.post(f"{url}/v1/table/{table_id}/query", json=body)
+    if resp.status_code != 200:
+        raise RuntimeError(f"{url}: {resp.status_code} {resp.text}")
+    return pa.ipc.open_file(pa.BufferReader(resp.content)).read_all()
+
+
 def ok(resp: requests.Response) -> Any:
     if resp.status_code != 200:
         raise RuntimeError(f"{resp.request.method} {resp.url}: {resp.status_code} {resp.text}")
@@ -135,25 +153,27 @@ def run(options: Options) -> dict[str, Any]:
         uri = server.root / "namespaces" / NAMESPACE / "tables" / f"{TABLE}.lance"
         ds = lance.dataset(str(uri))
         timings = {(c.name, path): Timing(f"{c.name}/{path}")
-                   for c in CASES for path in ("direct", "server")}
-        rows: dict[str, tuple[int, int]] = {}
-        for i, (q, word) in enumerate(zip(queries, words, strict=True)):
-            for case in CASES:
-                started = time.perf_counter()
-                direct = case.direct(ds, q, word)
-                direct_s = time.perf_counter() - started
-                started = time.perf_counter()
-                resp = http.post(f"{server.url}/v1/table/{TABLE_ID}/query",
-                                 json=case.body(q, word))
-                served = pa.ipc.open_file(pa.BufferReader(resp.content)).read_all()
-                server_s = time.perf_counter() - started
-                if resp.status_code != 200:
-                    raise RuntimeError(resp.text)
-                rows[case.name] = (direct.num_rows, served.num_rows)
-                if i >= options.warmup:
-                    timings[(case.name, "direct")].seconds.append(direct_s)
-                    timings[(case.name, "server")].seconds.append(server_s)
-        qps = concurrent(options, ds, server.url, queries)
+                   for c in CASES for path in PATHS}
+        rows: dict[str, tuple[int, ...]] = {}
+        with reference_in_subprocess({TABLE: uri}) as reference:
+            for i, (q, word) in enumerate(zip(queries, words, strict=True)):
+                for case in CASES:
+                    body = case.body(q, word)
+                    runs: dict[str, Callable[[], pa.Table]] = {
+                        "direct": partial(case.direct, ds, q, word),
+                        "server": partial(post_query, http, server.url, TABLE_ID, body),
+                        "reference": partial(post_query, http, reference.url, TABLE,
+                                             upstream_body(body, options.rows)),
+                    }
+                    counts = []
+                    for path, query in runs.items():
+                        started = time.perf_counter()
+                        counts.append(query().num_rows)
+                        if i >= options.warmup:
+                            timings[(case.name, path)].seconds.append(
+                                time.perf_counter() - started)
+                    rows[case.name] = tuple(counts)
+            qps = concurrent(options, ds, server.url, reference.url, queries)
     report(timings, rows)
     report_qps(options, qps)
     return {"rows": options.rows, "rounds": options.rounds, "index": PQ,
@@ -165,6 +185,7 @@ def run(options: Options) -> dict[str, Any]:
 
 # ------------------------------------------------------------ concurrent clients
 Query = Callable[[np.ndarray], int]
+PATHS = ("direct", "server", "reference")
 
 
 def _direct_client(ds: lance.LanceDataset) -> Callable[[], Query]:
@@ -173,16 +194,13 @@ def _direct_client(ds: lance.LanceDataset) -> Callable[[], Query]:
     return make
 
 
-def _server_client(url: str) -> Callable[[], Query]:
+def _http_client(url: str, table_id: str) -> Callable[[], Query]:
     def make() -> Query:
         http = requests.Session()
 
         def run(q: np.ndarray) -> int:
-            resp = http.post(f"{url}/v1/table/{TABLE_ID}/query",
-                             json={"vector": {"single_vector": q.tolist()}, "k": 10})
-            if resp.status_code != 200:
-                raise RuntimeError(resp.text)
-            return int(pa.ipc.open_file(pa.BufferReader(resp.content)).read_all().num_rows)
+            body = {"vector": {"single_vector": q.tolist()}, "k": 10}
+            return int(post_query(http, url, table_id, body).num_rows)
         return run
     return make
 
@@ -221,10 +239,10 @@ def qps_slot(make: Callable[[], Query], clients: int, seconds: float,
     return total / (time.perf_counter() - began)
 
 
-def _process_client(url: str, queries: np.ndarray, seconds: float, index: int,
-                    clients: int, ready: Any, start: Any, counts: Any) -> None:
+def _process_client(url: str, table_id: str, queries: np.ndarray, seconds: float,
+                    index: int, clients: int, ready: Any, start: Any, counts: Any) -> None:
     """One client process: its own session, querying back to back once ``start`` is set."""
-    run = _server_client(url)()
+    run = _http_client(url, table_id)()
     run(queries[index])  # connect before the clock starts
     ready.release()
     start.wait()
@@ -236,14 +254,15 @@ def _process_client(url: str, queries: np.ndarray, seconds: float, index: int,
     counts[index] = n
 
 
-def qps_processes(url: str, clients: int, seconds: float, queries: np.ndarray) -> float:
+def qps_processes(url: str, table_id: str, clients: int, seconds: float,
+                  queries: np.ndarray) -> float:
     """Queries per second of ``clients`` client processes (no client-side GIL to share)."""
     context = multiprocessing.get_context("spawn")
     start, ready = context.Event(), context.Semaphore(0)
     counts = context.Array("l", clients)
     procs = [context.Process(target=_process_client,
-                             args=(url, queries[:256], seconds, i, clients, ready, start,
-                                   counts))
+                             args=(url, table_id, queries[:256], seconds, i, clients, ready,
+                                   start, counts))
              for i in range(clients)]
     for proc in procs:
         proc.start()
@@ -260,40 +279,46 @@ def qps_processes(url: str, clients: int, seconds: float, queries: np.ndarray) -
     return total / (time.perf_counter() - began)
 
 
-def concurrent(options: Options, ds: lance.LanceDataset, url: str,
+def concurrent(options: Options, ds: lance.LanceDataset, url: str, reference_url: str,
                queries: np.ndarray) -> dict[str, list[float]]:
-    makers = {"direct": _direct_client(ds), "server": _server_client(url)}
-    qps: dict[str, list[float]] = {name: [] for name in [*makers, "server-processes"]}
+    servers = {"server": (url, TABLE_ID), "reference": (reference_url, TABLE)}
+    makers = {"direct": _direct_client(ds),
+              **{name: _http_client(*where) for name, where in servers.items()}}
+    qps: dict[str, list[float]] = {
+        name: [] for name in [*makers, *(f"{name}-processes" for name in servers)]}
     for make in makers.values():  # warm-up, not counted
         qps_slot(make, options.clients, min(1.0, options.seconds), queries)
     for _ in range(3):
         for name, make in makers.items():
             qps[name].append(qps_slot(make, options.clients, options.seconds, queries))
-        qps["server-processes"].append(
-            qps_processes(url, options.clients, options.seconds, queries))
+        for name, where in servers.items():
+            qps[f"{name}-processes"].append(
+                qps_processes(*where, options.clients, options.seconds, queries))
     return qps
 
 
 def report_qps(options: Options, qps: dict[str, list[float]]) -> None:
     direct = median(qps["direct"])
     print(f"\n{options.clients} concurrent clients, vector-ivfpq, {options.seconds:g} s slots "
-          "(direct and server: client threads; server-processes: client processes)")
+          "(client threads; *-processes: client processes)")
     print_table(["path", "QPS (median)", "slots", "ratio to direct"],
                 [[name, median(values), ", ".join(f"{v:.0f}" for v in values),
                   median(values) / direct] for name, values in qps.items()])
 
 
-def report(timings: dict[tuple[str, str], Timing], rows: dict[str, tuple[int, int]]) -> None:
+def report(timings: dict[tuple[str, str], Timing], rows: dict[str, tuple[int, ...]]) -> None:
+    """Latency per query and path, and each server's ratio to direct (p50 and p99)."""
     table = []
     for case in CASES:
-        direct, server = timings[(case.name, "direct")], timings[(case.name, "server")]
-        table.append([
-            case.name, rows[case.name][1],
-            direct.median * 1e3, direct.p99 * 1e3, server.median * 1e3, server.p99 * 1e3,
-            server.median / direct.median, server.p99 / direct.p99,
-        ])
-    print_table(["query", "rows", "direct p50 ms", "direct p99 ms", "server p50 ms",
-                 "server p99 ms", "ratio p50", "ratio p99"], table)
+        direct = timings[(case.name, "direct")]
+        for path in PATHS:
+            t = timings[(case.name, path)]
+            table.append([
+                case.name, path, rows[case.name][PATHS.index(path)],
+                t.median * 1e3, t.p99 * 1e3, t.median / direct.median, t.p99 / direct.p99,
+            ])
+    print_table(["query", "path", "rows", "p50 ms", "p99 ms", "ratio p50", "ratio p99"],
+                table)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,7 +22,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DIM, cpu_seconds, median, print_table, serve_in_subprocess, write_results
-from bench_query import load, qps_processes
+from bench_query import TABLE_ID, load, qps_processes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,13 +43,13 @@ def main(argv: list[str] | None = None) -> int:
         for server in servers.values():
             with requests.Session() as http:
                 load(http, server.url, args.rows)
-            qps_processes(server.url, args.clients, 0.5, queries)  # warm up
+            qps_processes(server.url, TABLE_ID, args.clients, 0.5, queries)  # warm up
         qps: dict[str, list[float]] = {name: [] for name in servers}
         cpu_ms: dict[str, list[float]] = {name: [] for name in servers}
         for slot in range(args.slots):
             for name, server in servers.items():
                 before = cpu_seconds(server.pid)
-                rate = qps_processes(server.url, args.clients, args.seconds, queries)
+                rate = qps_processes(server.url, TABLE_ID, args.clients, args.seconds, queries)
                 used = cpu_seconds(server.pid) - before
                 qps[name].append(rate)
                 cpu_ms[name].append(1000 * used / (rate * args.seconds))
