@@ -109,11 +109,55 @@ def test_keys_from_environment_and_flag(tmp_path: Path) -> None:
             assert resp.status_code == 200, resp.text
         resp = requests.post(f"{url}/v1/namespace/a/create", json={}, headers={"x-api-key": KEY})
         assert resp.status_code == 200
-        requests.post(f"{url}/v1/namespace/a/describe?api_key={KEY}", json={})
+        # Credentials are never read from the URL, even a valid key.
+        assert_url_credentials_refused(url, KEY)
     log = "\n".join(output)
     assert "credentials required" in log
     assert "POST /v1/namespace/a/create 401" in log and "POST /v1/namespace/a/create 200" in log
     assert KEY not in log
+
+
+URL_CREDENTIAL_PARAMS = ("api_key", "api-key", "x-api-key", "apikey", "key", "token",
+                         "access_token", "auth_token", "bearer")
+
+
+def assert_url_credentials_refused(url: str, valid_key: str) -> None:
+    """A request whose only credential is in the query string gets 401 and does nothing."""
+    for param in URL_CREDENTIAL_PARAMS:
+        for method, path in (("POST", "/v1/namespace/url-made/create"),
+                             ("GET", "/v1/namespace/$/list"), ("GET", "/v1/tables")):
+            resp = requests.request(method, f"{url}{path}", params={param: valid_key},
+                                    json={} if method == "POST" else None)
+            body = assert_error(resp, 401, 16)
+            assert body["type"] == "/errors/unauthorized-request", (param, path)
+            assert valid_key not in resp.text
+    # Bearer in the query string, in the form of a header value, is no credential either.
+    resp = requests.get(f"{url}/v1/tables", params={"Authorization": f"Bearer {valid_key}"})
+    assert_error(resp, 401, 16)
+    resp = requests.post(f"{url}/v1/namespace/url-made/exists", json={},
+                         headers={"x-api-key": valid_key})
+    assert_error(resp, 404)  # the creates above made nothing
+
+
+def test_api_key_flag_is_repeatable(tmp_path: Path) -> None:
+    first, second, third = (f"{n}-{KEY}" for n in ("one", "two", "three"))
+    args = [str(tmp_path), "--api-key", first, "--api-key", second]
+    with running(args, clean_env()) as (url, output):
+        for number, key in enumerate((first, second), start=1):
+            resp = requests.post(f"{url}/v1/namespace/by{number}/create", json={},
+                                 headers={"x-api-key": key})
+            assert resp.status_code == 200, resp.text
+        for headers in ({"x-api-key": third}, {}, {"x-api-key": f"{first},{second}"},
+                        {"x-api-key": first[:-1]}):
+            resp = requests.post(f"{url}/v1/namespace/by3/create", json={}, headers=headers)
+            assert_error(resp, 401, 16)
+        listed = requests.get(f"{url}/v1/namespace/$/list", headers={"x-api-key": second})
+        assert sorted(listed.json()["namespaces"]) == ["by1", "by2"]
+        assert_url_credentials_refused(url, first)
+    log = "\n".join(output)
+    assert "credentials required" in log
+    for key in (first, second, third):
+        assert key not in log
 
 
 def test_config_file_scopes_databases_and_limits(tmp_path: Path) -> None:
