@@ -16,9 +16,11 @@ from nsframe._connection import Connection, connect, get_default, set_default
 from nsframe._http import Client
 from nsframe._models import (
     Branch,
+    FragmentStatistics,
     IndexInfo,
     Ref,
     TableInfo,
+    TableStatistics,
     Tag,
     Transaction,
     Version,
@@ -59,6 +61,7 @@ __all__ = [
     "Branch",
     "Client",
     "Connection",
+    "FragmentStatistics",
     "IndexInfo",
     "Namespace",
     "NotFoundError",
@@ -71,6 +74,7 @@ __all__ = [
     "Table",
     "TableInfo",
     "TableNotFoundError",
+    "TableStatistics",
     "Tag",
     "Transaction",
     "TransportError",

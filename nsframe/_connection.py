@@ -153,6 +153,32 @@ class Connection:
         """Drop a table and all its versions."""
         self._client.drop_table(self.table(ident).id)
 
+    # ------------------------------------------------------------------ extended deployment
+    def database_table_names(self) -> list[str]:
+        """Full ids of every table of the selected database, through the extended
+        deployment's ``GET /v1/tables`` (the database is ``database=`` of `connect`, or
+        the one the host name selects)."""
+        return sorted(list_all(lambda t: self._client.list_database_tables(page_token=t),
+                               "tables"))
+
+    def create_database_table(self, ident: str, data: Any = None,
+                              schema: Any = None) -> Table:
+        """Create a table through the extended deployment's ``POST /v1/tables/<name>``,
+        from ``data`` and/or an Arrow ``schema``; with neither the request has no body,
+        which (on nsframe's server) only declares the table."""
+        table = self.table(ident)
+        if data is None and schema is None:
+            self._client.create_database_table(table.id)
+            return table
+        import pyarrow as pa
+
+        if data is None:
+            reader = pa.RecordBatchReader.from_batches(schema, [])
+        else:
+            reader = _frames.to_reader(data, schema)
+        self._client.create_database_table(table.id, _frames.ipc_stream_chunks(reader))
+        return table
+
     def transaction(self, transaction_id: str) -> Transaction:
         """The state of a long-running operation, by the ``transaction_id`` it returned."""
         data = self._client.describe_transaction(transaction_id)

@@ -301,6 +301,11 @@ class Client:
         body = _compact(predicate=predicate, branch=branch)
         return _as_dict(self.post(_spec.TABLE_DELETE, ident, body, idempotent=False))
 
+    def table_stats(self, ident: str, *, branch: str | None = None) -> dict[str, Any]:
+        """``GetTableStats``: bytes, rows, index count and fragment statistics."""
+        return _as_dict(self.post(_spec.TABLE_STATS, ident, _compact(branch=branch),
+                                  idempotent=True))
+
     def query(self, ident: str, body: dict[str, Any]) -> pa.Table:
         # Streamed, so that a large result is read in one call rather than in requests'
         # 10 KiB chunks.
@@ -315,8 +320,11 @@ class Client:
         return _as_dict(self.post(template, ident, body, idempotent=False))
 
     def list_indices(self, ident: str, *, version: int | None = None,
-                     branch: str | None = None) -> dict[str, Any]:
-        body = _compact(version=version, branch=branch)
+                     branch: str | None = None, page_token: str | None = None,
+                     limit: int | None = None) -> dict[str, Any]:
+        # The paging members travel in the body here (upstream ListTableIndicesRequest).
+        body = _compact(version=version, branch=branch, page_token=page_token,
+                        limit=limit or self.page_size)
         return _as_dict(self.post(_spec.INDEX_LIST, ident, body, idempotent=True))
 
     def index_stats(self, ident: str, index_name: str) -> dict[str, Any]:
@@ -332,6 +340,12 @@ class Client:
                       page_token: str | None = None, limit: int | None = None) -> dict[str, Any]:
         params = {"branch": branch, "page_token": page_token, "limit": limit or self.page_size}
         return _as_dict(self.post(_spec.VERSION_LIST, ident, idempotent=True, params=params))
+
+    def describe_version(self, ident: str, *, version: int | None = None,
+                         branch: str | None = None) -> dict[str, Any]:
+        """One version of a table (the latest of ``branch`` when ``version`` is None)."""
+        body = _compact(version=version, branch=branch)
+        return _as_dict(self.post(_spec.VERSION_DESCRIBE, ident, body, idempotent=True))
 
     def restore(self, ident: str, version: int, *, branch: str | None = None) -> dict[str, Any]:
         body = _compact(version=version, branch=branch)
@@ -378,6 +392,25 @@ class Client:
 
     def describe_transaction(self, transaction_id: str) -> dict[str, Any]:
         return _as_dict(self.post(_spec.TRANSACTION_DESCRIBE, transaction_id, idempotent=True))
+
+    # ------------------------------------------------------------------ extended deployment
+    def list_database_tables(self, page_token: str | None = None,
+                             limit: int | None = None) -> dict[str, Any]:
+        """The extended deployment's ``GET /v1/tables``: the tables of the database that
+        ``x-service-database`` (or the host name) selects."""
+        return _as_dict(self.call_json("GET", _spec.EXT_TABLES_LIST, idempotent=True,
+                                       params={"page_token": page_token,
+                                               "limit": limit or self.page_size}))
+
+    def create_database_table(self, table_name: str,
+                              stream: Iterator[bytes] | None = None) -> dict[str, Any]:
+        """The extended deployment's ``POST /v1/tables/<table_name>``: create a table from
+        an Arrow IPC stream; with no ``stream``, the request has no body (which declares
+        the table on nsframe's server)."""
+        return _as_dict(self.call_json("POST", _spec.EXT_TABLE_CREATE, idempotent=False,
+                                       parts={"table_name": table_name},
+                                       data=stream if stream is not None else b"",
+                                       content_type=_spec.ARROW_STREAM))
 
     # ------------------------------------------------------------------ helpers
     def _exists(self, template: str, ident: str) -> bool:

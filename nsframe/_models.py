@@ -147,6 +147,54 @@ class TableInfo:
 
 
 @dataclass(frozen=True)
+class FragmentStatistics:
+    """How a table's rows are spread over its fragments (LanceDB's name).
+
+    ``lengths`` summarises the rows per fragment (``min``, ``max``, ``mean``, ``p25``,
+    ``p50``, ``p75``, ``p99``); it is empty, and ``num_small_fragments`` None, when the
+    server does not report them.
+    """
+
+    num_fragments: int | None = None
+    num_small_fragments: int | None = None
+    lengths: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> FragmentStatistics:
+        data = data if isinstance(data, dict) else {}
+        lengths = data.get("lengths") if isinstance(data.get("lengths"), dict) else {}
+        assert isinstance(lengths, dict)
+        return cls(
+            num_fragments=_int(data.get("num_fragments")),
+            num_small_fragments=_int(data.get("num_small_fragments")),
+            lengths={str(k): v for k, v in lengths.items()
+                     if isinstance(v, (int, float)) and not isinstance(v, bool)},
+        )
+
+
+@dataclass(frozen=True)
+class TableStatistics:
+    """Size and layout of a table (upstream ``GetTableStatsResponse``, LanceDB's
+    ``TableStatistics``)."""
+
+    total_bytes: int | None
+    num_rows: int | None
+    num_indices: int | None
+    fragment_stats: FragmentStatistics = field(default_factory=FragmentStatistics)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TableStatistics:
+        return cls(
+            total_bytes=_int(data.get("total_bytes")),
+            num_rows=_int(data.get("num_rows")),
+            num_indices=_int(data.get("num_indices")),
+            fragment_stats=FragmentStatistics.from_json(data.get("fragment_stats")),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
 class WriteResult:
     """The outcome of a write: the version it committed and how many rows it touched."""
 

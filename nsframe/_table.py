@@ -23,6 +23,7 @@ from nsframe._models import (
     IndexInfo,
     Ref,
     TableInfo,
+    TableStatistics,
     Tag,
     Version,
     WriteResult,
@@ -37,7 +38,7 @@ from nsframe._upload import (
     ProgressArg,
     upload,
 )
-from nsframe.exceptions import NsframeError
+from nsframe.exceptions import NotFoundError, NsframeError, ResponseDecodeError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -167,6 +168,35 @@ class Table:
         if version is None:
             raise ValueError(f"Table {self.id!r} is only declared: insert data to create it.")
         return version
+
+    def stats(self) -> TableStatistics:
+        """Bytes, rows, index count and fragment layout of the latest version of this
+        handle's branch (as LanceDB's ``stats``; the operation takes no version).
+
+        A server without the stats operation gets the same numbers from describe and the
+        index list; the fragment lengths and small-fragment count are then unknown.
+        """
+        try:
+            return TableStatistics.from_json(
+                self._client.table_stats(self.id, branch=self._ref.branch))
+        except NotFoundError as exc:
+            # A missing table raises its own subclass; the bare class means the server
+            # has no such operation.
+            if type(exc) is not NotFoundError:
+                raise
+        latest = self.latest()
+        data = self._client.describe_table(self.id, branch=self._ref.branch)
+        described = data.get("stats") if isinstance(data.get("stats"), dict) else {}
+        assert isinstance(described, dict)
+        summary = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        assert isinstance(summary, dict)
+        size = summary.get("total_files_size")
+        return TableStatistics.from_json({
+            "total_bytes": int(size) if isinstance(size, str) and size.isdigit() else None,
+            "num_rows": described.get("num_rows"),
+            "num_indices": len(latest.list_indices()),
+            "fragment_stats": {"num_fragments": described.get("num_fragments")},
+        })
 
     def count_rows(self, filter: str | None = None) -> int:
         """The number of rows, or of rows matching the SQL ``filter``."""
@@ -383,6 +413,23 @@ class Table:
 
     list_versions = versions
 
+    def describe_version(self, version: int | None = None) -> Version:
+        """One version of this handle's branch: ``version``, else the pinned one, else
+        the latest.
+
+        Raises:
+            VersionNotFoundError: if the branch has no such version.
+        """
+        if version is None:
+            version = self._ref.version
+        answer = self._client.describe_version(self.id, version=version,
+                                               branch=self._ref.branch)
+        entry = answer.get("version")
+        if not isinstance(entry, dict):
+            raise ResponseDecodeError(f"describe_version of {self.id!r} answered {answer!r}, "
+                               "without a version object.")
+        return Version.from_json(entry)
+
     def tags(self) -> dict[str, Tag]:
         """Every tag of the table, by name."""
         found: dict[str, Tag] = {}
@@ -480,10 +527,15 @@ class Table:
 
     def list_indices(self) -> list[IndexInfo]:
         """The indexes of the table."""
-        page = self._client.list_indices(self.id, version=self._ref.version,
-                                         branch=self._ref.branch)
-        found = [IndexInfo.from_json(i) for i in page.get("indexes") or []]
-        return sorted(found, key=lambda i: i.name)
+        found: list[IndexInfo] = []
+        token: str | None = None
+        while True:
+            page = self._client.list_indices(self.id, version=self._ref.version,
+                                             branch=self._ref.branch, page_token=token)
+            found.extend(IndexInfo.from_json(i) for i in page.get("indexes") or [])
+            token = page.get("page_token") or None
+            if token is None:
+                return sorted(found, key=lambda i: i.name)
 
     def index_stats(self, name: str) -> dict[str, Any]:
         """Statistics of one index, as the server reports them."""

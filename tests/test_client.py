@@ -191,3 +191,25 @@ def test_connection_display(conn: nsframe.Connection, base_url: str, ns: str) ->
     assert repr(conn) == f"Connection(Client({base_url!r}))"
     page = conn._repr_html_()
     assert f"<code>{ns}</code>" in page and "namespaces" in page
+
+
+def test_extended_deployment_endpoints_address_the_selected_database(tmp_path: Path) -> None:
+    from nsframe.server import serve_in_thread
+
+    roots = {"sales": tmp_path / "sales"}
+    with serve_in_thread(tmp_path / "default", databases=roots) as running, \
+            nsframe.connect(running.url, database="sales") as sales, \
+            nsframe.connect(running.url) as default:
+        sales.create_namespace("ledger")
+        made = sales.create_database_table("ledger$q1", {"id": [1, 2, 3]})
+        assert made.count_rows() == 3
+        declared = sales.create_database_table("ledger$q2")
+        assert declared.describe().is_only_declared
+        empty = sales.create_database_table("top", schema=pa.schema([("id", pa.int64())]))
+        assert empty.count_rows() == 0
+        with pytest.raises(TableAlreadyExistsError):
+            sales.create_database_table("ledger$q1", {"id": [4]})
+        sales.client.page_size = 1  # one table per page
+        assert sales.database_table_names() == ["ledger$q1", "ledger$q2", "top"]
+        assert sales.database_table_names() == sales.table_names()
+        assert default.database_table_names() == []

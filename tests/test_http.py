@@ -356,3 +356,46 @@ def test_custom_delimiter_against_the_server(base_url: str, ns: str) -> None:
         tbl = conn.create_table(f"{ns}/sub/t", {"id": [1, 2, 3]})
         assert tbl.count_rows("id > 1") == 2
         assert conn.table_names(f"{ns}/sub") == [f"{ns}/sub/t"]
+
+
+def test_stats_version_and_extended_operations_send_their_routes(
+        scripted: Callable[..., Scripted]) -> None:
+    stats = {"total_bytes": 4096, "num_rows": 30, "num_indices": 2,
+             "fragment_stats": {"num_fragments": 3, "num_small_fragments": 1,
+                                "lengths": {"min": 5, "max": 15, "mean": 10.0}}}
+    server = scripted([
+        ok_json(stats),
+        ok_json({"version": {"version": 4, "timestamp_millis": 0, "metadata": {}}}),
+        ok_json({"tables": ["a$t"], "page_token": "next"}),
+        ok_json({"tables": ["b"], "page_token": None}),
+        ok_json({"table": "a$t", "version": 1}),
+        ok_json({"table": "a$u", "version": None}),
+    ])
+    conn = nsframe.connect(server.url, database="prod")
+    got = conn.table("a$t").branch("exp").stats()
+    assert got == nsframe.TableStatistics(
+        total_bytes=4096, num_rows=30, num_indices=2,
+        fragment_stats=nsframe.FragmentStatistics(3, 1, {"min": 5, "max": 15, "mean": 10.0}))
+    assert conn.table("a$t").at(version=4).describe_version().version == 4
+    assert conn.database_table_names() == ["a$t", "b"]
+    conn.create_database_table("a$t", pa.table({"id": [1, 2]}))
+    conn.create_database_table("a$u")
+    sent = [(r["method"], r["path"]) for r in server.requests]
+    assert sent == [
+        ("POST", "/v1/table/a%24t/stats"),
+        ("POST", "/v1/table/a%24t/version/describe"),
+        ("GET", "/v1/tables"),
+        ("GET", "/v1/tables?page_token=next"),
+        ("POST", "/v1/tables/a%24t"),
+        ("POST", "/v1/tables/a%24u"),
+    ]
+    bodies = [r["body"] for r in server.requests]
+    assert json.loads(bodies[0]) == {"branch": "exp"}
+    assert json.loads(bodies[1]) == {"version": 4}
+    assert pa.ipc.open_stream(bodies[4]).read_all().column("id").to_pylist() == [1, 2]
+    assert bodies[5] == b""  # no body: the table is only declared
+    for request in server.requests[4:]:
+        headers = {k.lower(): v for k, v in request["headers"].items()}
+        assert headers["content-type"] == "application/vnd.apache.arrow.stream"
+        assert headers["x-service-database"] == "prod"
+    conn.close()

@@ -275,3 +275,99 @@ def test_repr_shows_name_version_branch_rows_and_vectors(tbl: nsframe.Table) -> 
     page = tbl._repr_html_()
     assert "<table>" in page and "dim 4" in page and "20 rows" in page
     assert tbl._repr_html_() == page
+
+
+def count_pages(monkeypatch: pytest.MonkeyPatch, client: nsframe.Client,
+                method: str) -> list[str | None]:
+    """Record the page_token of every call of ``client.<method>``."""
+    tokens: list[str | None] = []
+    original = getattr(client, method)
+
+    def recording(*args: object, **kwargs: object) -> object:
+        tokens.append(kwargs.get("page_token"))  # type: ignore[arg-type]
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(client, method, recording)
+    return tokens
+
+
+def test_versions_tags_and_branches_follow_page_tokens(
+        conn: nsframe.Connection, tbl: nsframe.Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(4):
+        tbl.insert(items(1, start=100 + i))
+    for version in range(1, 6):
+        tbl.create_tag(f"v{version}", version)
+        tbl.create_branch(f"b{version}", from_version=version)
+    conn.client.page_size = 2  # five of each: three pages
+    calls = {m: count_pages(monkeypatch, conn.client, m)
+             for m in ("list_versions", "list_tags", "list_branches")}
+    assert [v.version for v in tbl.versions()] == [1, 2, 3, 4, 5]
+    tags = tbl.tags()
+    assert {name: tag.version for name, tag in tags.items()} == {f"v{i}": i for i in range(1, 6)}
+    branches = tbl.branches()
+    assert {name: b.parent_version for name, b in branches.items()} == \
+        {f"b{i}": i for i in range(1, 6)}
+    for method, tokens in calls.items():
+        assert len(tokens) == 3, method
+        assert tokens[0] is None and all(tokens[1:]), method
+
+
+def test_list_indices_follows_page_tokens(conn: nsframe.Connection, ns: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    tbl = conn.create_table(f"{ns}$indexed",
+                            {"a": list(range(50)), "b": list(range(50)), "c": list(range(50))})
+    for column in ("a", "b", "c"):
+        tbl.create_scalar_index(column, name=f"{column}_idx")
+    conn.client.page_size = 2
+    tokens = count_pages(monkeypatch, conn.client, "list_indices")
+    assert [i.name for i in tbl.list_indices()] == ["a_idx", "b_idx", "c_idx"]
+    assert len(tokens) == 2 and tokens[0] is None and tokens[1]
+    assert [i.columns for i in tbl.at(version=tbl.version).list_indices()] == \
+        [("a",), ("b",), ("c",)]
+
+
+def test_stats(conn: nsframe.Connection, ns: str) -> None:
+    tbl = conn.create_table(f"{ns}$stats", items(20))
+    tbl.insert(items(10, start=20))
+    tbl.create_scalar_index("id", name="id_idx")
+    stats = tbl.stats()
+    assert isinstance(stats, nsframe.TableStatistics)
+    assert stats.num_rows == 30 and stats.num_indices == 1
+    assert isinstance(stats.fragment_stats, nsframe.FragmentStatistics)
+    assert stats.fragment_stats.num_fragments == 2
+    assert stats.total_bytes is not None and stats.total_bytes > 30 * 4 * DIM
+    # A branch handle reports its branch; a missing table is the table's error.
+    exp = tbl.create_branch("exp")
+    exp.delete("id >= 10")
+    assert exp.stats().num_rows == 10 and tbl.stats().num_rows == 30
+    with pytest.raises(TableNotFoundError):
+        conn.table(f"{ns}$ghost").stats()
+
+
+def test_stats_models_read_the_upstream_answer() -> None:
+    answer = {"total_bytes": 4096, "num_rows": 30, "num_indices": 2,
+              "fragment_stats": {"num_fragments": 3, "num_small_fragments": 3,
+                                 "lengths": {"min": 5, "max": 15, "mean": 10.0, "p50": 10}}}
+    stats = nsframe.TableStatistics.from_json(answer)
+    assert (stats.total_bytes, stats.num_rows, stats.num_indices) == (4096, 30, 2)
+    assert stats.fragment_stats == nsframe.FragmentStatistics(
+        num_fragments=3, num_small_fragments=3,
+        lengths={"min": 5, "max": 15, "mean": 10.0, "p50": 10})
+    assert stats.raw is answer
+
+
+def test_describe_version(tbl: nsframe.Table) -> None:
+    tbl.delete("id >= 10")
+    latest = tbl.describe_version()
+    assert isinstance(latest, nsframe.Version)
+    assert latest.version == 2 and latest.metadata["operation"] == "Delete"
+    first = tbl.describe_version(1)
+    assert first.version == 1 and first.timestamp is not None
+    assert first == tbl.versions()[0]
+    assert tbl.at(version=1).describe_version() == first  # a view describes its version
+    with pytest.raises(VersionNotFoundError):
+        tbl.describe_version(99)
+    exp = tbl.create_branch("exp", from_version=1)
+    exp.insert(items(1, start=500))
+    on_branch = exp.describe_version()
+    assert on_branch.raw["branch"] == "exp" and on_branch.version == 2
