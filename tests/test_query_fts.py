@@ -181,26 +181,125 @@ def test_match_with_boost_and_prefix_length(http: requests.Session, base_url: st
                                rtol=1e-4)
 
 
+def rows_with(data: pa.Table, *words: str) -> list[int]:
+    return [i for i, t in enumerate(data["text"].to_pylist()) if set(words) <= words_of(t)]
+
+
+def table_version(http: requests.Session, base_url: str, table: str) -> int:
+    version: int = ok(http.post(f"{base_url}/v1/table/{table}/describe", json={}))["version"]
+    return version
+
+
 def test_fuzzy_match(http: requests.Session, base_url: str,
                      docs: tuple[str, pa.Table, bool]) -> None:
     table, data, indexed = docs
-    body = structured({"match": {"terms": "gardn", "column": "text", "fuzziness": 1}}, k=ROWS)
-    resp = query_raw(http, base_url, table, body)
-    if not indexed:
-        detail = assert_error(resp, 400, 13)["detail"]
-        assert "FTS index" in detail and "text" in detail
-        return
-    assert resp.status_code == 200, resp.text
-    result = query(http, base_url, table, body)
-    expected = [i for i, t in enumerate(data["text"].to_pylist()) if "garden" in words_of(t)]
-    assert sorted(result["id"].to_pylist()) == expected
+    before = table_version(http, base_url, table)
+    misspelt = {"terms": "gardn", "column": "text"}
+    assert query(http, base_url, table, structured({"match": misspelt}, k=ROWS)).num_rows == 0
+    result = query(http, base_url, table, structured({"match": {**misspelt, "fuzziness": 1}},
+                                                     k=ROWS))
+    expected = rows_with(data, "garden")
+    assert sorted(result["id"].to_pylist()) == expected and expected
+    assert all(s > 0 for s in result["_score"].to_pylist())
+    # Two edits away is too far for fuzziness 1, near enough for 2.
+    far = {"terms": "gurdn", "column": "text"}
+    assert query(http, base_url, table, structured({"match": {**far, "fuzziness": 1}},
+                                                   k=ROWS)).num_rows == 0
+    found = query(http, base_url, table, structured({"match": {**far, "fuzziness": 2}}, k=ROWS))
+    assert sorted(found["id"].to_pylist()) == expected
     # null fuzziness is automatic: 1 edit for a 5-letter word, 2 for a 7-letter one.
     auto = query(http, base_url, table, structured(
         {"match": {"terms": "gardn thundxx", "column": "text", "fuzziness": None,
                    "operator": "And"}}, k=ROWS))
-    both = [i for i, t in enumerate(data["text"].to_pylist())
-            if {"garden", "thunder"} <= words_of(t)]
+    both = rows_with(data, "garden", "thunder")
     assert sorted(auto["id"].to_pylist()) == both and both
+    # Or: either word, each expanded.
+    either = query(http, base_url, table, structured(
+        {"match": {"terms": "gardn thundxx", "column": "text", "fuzziness": 2}}, k=ROWS))
+    assert sorted(either["id"].to_pylist()) == sorted(
+        set(expected) | set(rows_with(data, "thunder")))
+    # Searching fuzzily reads the table: no index is built, no version written.
+    assert table_version(http, base_url, table) == before
+    listed = ok(post(http, base_url, table, "index/list"))["indexes"]
+    assert len(listed) == (2 if indexed else 0)
+
+
+def test_fuzzy_match_without_column_and_with_filter(
+        http: requests.Session, base_url: str, docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    result = query(http, base_url, table, structured(
+        {"match": {"terms": "candel", "fuzziness": 2}}, k=ROWS, filter="num = 1",
+        prefilter=True))
+    ids = result["id"].to_pylist()
+    expected = [i for i in range(ROWS) if i % 5 == 1 and "candle" in
+                words_of(data["text"][i].as_py()) | words_of(data["title"][i].as_py())]
+    assert sorted(ids) == expected and expected
+
+
+def test_fuzzy_prefix_length_changes_the_matches(
+        http: requests.Session, base_url: str, docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+
+    def fuzzy(prefix_length: int) -> list[int]:
+        result = query(http, base_url, table, structured(
+            {"match": {"terms": "fog", "column": "text", "fuzziness": 1,
+                       "prefix_length": prefix_length}}, k=ROWS))
+        return sorted(result["id"].to_pylist())
+
+    # "fog" is one edit from "fox" and from "dog"; only "fox" keeps its first letter.
+    fox, dog = rows_with(data, "fox"), rows_with(data, "dog")
+    assert fuzzy(0) == sorted(set(fox) | set(dog))
+    assert fuzzy(1) == fox == fuzzy(2) and set(dog) - set(fox)
+    assert fuzzy(3) == []  # the whole word must match exactly: "fog" is nowhere
+
+
+def test_fuzzy_max_expansions(http: requests.Session, base_url: str,
+                              docs: tuple[str, pa.Table, bool]) -> None:
+    table, data, _ = docs
+    result = query(http, base_url, table, structured(
+        {"match": {"terms": "fog", "column": "text", "fuzziness": 1, "max_expansions": 1}},
+        k=ROWS))
+    ids = sorted(result["id"].to_pylist())
+    # One word of the two ("dog", "fox") is kept.
+    assert ids in (rows_with(data, "dog"), rows_with(data, "fox"))
+
+
+def test_fuzzy_without_index_follows_the_table_version(
+        http: requests.Session, base_url: str, ns: str) -> None:
+    table = f"{ns}$words"
+    first = create_table(http, base_url, table, pa.table({
+        "id": pa.array([1, 2]), "text": pa.array(["a garden", "the river"])}))
+    body = structured({"match": {"terms": "zepelin", "column": "text", "fuzziness": 1}})
+    assert query(http, base_url, table, body).num_rows == 0
+    insert(http, base_url, table, pa.table({"id": pa.array([3]),
+                                            "text": pa.array(["a Zeppelin, a zeppelin"])}))
+    # The words of the new version, not those cached for the first one.
+    assert query(http, base_url, table, body)["id"].to_pylist() == [3]
+    assert query(http, base_url, table, {**body, "version": first["version"]}).num_rows == 0
+    # Case is kept, as Lance's flat search keeps it: "Zepelin" is one edit from
+    # "Zeppelin" only.
+    upper = structured({"match": {"terms": "Zepelin", "column": "text", "fuzziness": 1}})
+    assert query(http, base_url, table, upper)["id"].to_pylist() == [3]
+    assert query(http, base_url, table, structured(
+        {"match": {"terms": "Zepelin", "column": "text", "fuzziness": 1,
+                   "prefix_length": 1}}))["id"].to_pylist() == [3]
+
+
+def test_fuzzy_without_index_has_a_vocabulary_bound(
+        http: requests.Session, base_url: str, ns: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from nsframe.server import _fts
+
+    table = f"{ns}$many"
+    create_table(http, base_url, table, pa.table({
+        "id": pa.array(range(ROWS)), "text": pa.array(sentences(ROWS))}))
+    monkeypatch.setattr(_fts, "MAX_VOCABULARY", 5)
+    body = structured({"match": {"terms": "gardn", "column": "text", "fuzziness": 1}})
+    detail = assert_error(query_raw(http, base_url, table, body), 400, 13)["detail"]
+    assert "FTS" in detail and "text" in detail
+    # Exact matching still reads the column without a vocabulary.
+    exact = structured({"match": {"terms": "garden", "column": "text"}})
+    assert query(http, base_url, table, exact).num_rows == 10
 
 
 def test_text_query_with_filter_and_prefilter(http: requests.Session, base_url: str,

@@ -1,18 +1,25 @@
 """The full-text part of a query, turned into Lance's `lance.query` objects.
 
 Lance 14 searches a text column with no FTS index by reading it (flat BM25), for every
-query kind except fuzzy matching, which only an index can do: a fuzzy match on an
-unindexed column is a 400 that says to build the index. When a query names no column,
-it searches the columns that have an FTS index, or every text column when none has.
+query kind; but a fuzzy match there silently finds nothing, because only an index knows
+the words a misspelt term could stand for. So for an unindexed column we expand each
+fuzzy term ourselves, against the column's distinct words (its `Vocabulary`, read once
+per table version and cached), and hand Lance an exact match on those words. Nothing is
+written: a read never creates a table version. When a query names no column, it
+searches the columns that have an FTS index, or every text column when none has.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from lance.dataset import LanceDataset
 from lance.query import (
     BooleanQuery,
@@ -91,6 +98,7 @@ class TextQueryBuilder:
     """Builds the `FullTextQuery` for one dataset, checking columns against its schema."""
 
     def __init__(self, ds: LanceDataset) -> None:
+        self._ds = ds
         self._schema: pa.Schema = ds.schema
         self._indexed = fts_indexed_columns(ds)
 
@@ -156,16 +164,35 @@ class TextQueryBuilder:
             "prefix_length": _default(get_int(spec, "prefix_length"), 0),
         }
         columns = self._columns([c] if (c := get_str(spec, "column")) else None, where)
-        if fuzziness != 0:
-            unindexed = [c for c in columns if c not in self._indexed]
-            if unindexed:
-                raise InvalidInputError(
-                    f"{where} asks for fuzzy matching on {', '.join(unindexed)}, which has no "
-                    "FTS index; Lance matches fuzzily only through one. Build it with "
-                    "create_scalar_index (index_type FTS), or send fuzziness 0."
-                )
-        queries = [self._match_column(terms, c, fuzziness, options) for c in columns]
+        queries = [
+            self._match_column(terms, c, fuzziness, options)
+            if fuzziness == 0 or c in self._indexed
+            else self._expanded_match(terms, c, fuzziness, options)
+            for c in columns
+        ]
         return queries[0] if len(queries) == 1 else _should(queries)
+
+    def _expanded_match(self, terms: str, column: str, fuzziness: int | None,
+                        options: dict[str, Any]) -> FullTextQuery:
+        """A fuzzy match on a column without an FTS index, as an exact match on the words
+        of the column within ``fuzziness`` edits of each query word (Lance's flat search
+        cannot match fuzzily). Each word keeps its ``max_expansions`` closest words."""
+        words = vocabulary(self._ds, column)
+        groups: list[list[str]] = []
+        for word in tokenize(terms):
+            edits = _auto_fuzziness(word) if fuzziness is None else fuzziness
+            near = words.near(word, edits, options["prefix_length"])
+            groups.append([w for _, w in sorted(near)[: options["max_expansions"]]] or [word])
+        if not groups:
+            return MatchQuery(terms, column, boost=options["boost"])
+
+        def exact(alternatives: list[str]) -> MatchQuery:
+            return MatchQuery(" ".join(alternatives), column, boost=options["boost"],
+                              operator=FullTextOperator.OR)
+
+        if options["operator"] == FullTextOperator.AND and len(groups) > 1:
+            return BooleanQuery([(Occur.MUST, exact(g)) for g in groups])
+        return exact(list(dict.fromkeys(w for g in groups for w in g)))
 
     @staticmethod
     def _match_column(terms: str, column: str, fuzziness: int | None,
@@ -267,3 +294,140 @@ def _operator(value: object, where: str) -> FullTextOperator:
     if isinstance(value, str) and value.lower() in ("and", "or"):
         return FullTextOperator.AND if value.lower() == "and" else FullTextOperator.OR
     raise InvalidInputError(f"{where}.operator is {value!r}: use And or Or.")
+
+
+# ----------------------------------------------------------- fuzzy without an index
+# What Lance's flat full-text search counts as a word: a run of letters and digits
+# (anything else separates words; case is kept).
+_NOT_WORD = r"[^\p{L}\p{N}]+"
+# Bounds on the memory fuzzy matching without an index may hold: a column with more
+# distinct words than this needs an FTS index, and a few vocabularies are kept.
+MAX_VOCABULARY = 1_000_000
+VOCABULARY_CACHE_SIZE = 4
+
+
+def tokenize(text: str) -> list[str]:
+    """The words of ``text``, split as Lance's flat search splits a column."""
+    found = pc.list_flatten(pc.split_pattern_regex(pa.array([text]), _NOT_WORD))
+    return [w for w in found.to_pylist() if w]
+
+
+class Vocabulary:
+    """The distinct words of one text column at one table version.
+
+    Words are grouped by length; each group's characters are turned into a matrix of
+    code points the first time a query needs that length, so that edit distances to
+    a query word are computed for the whole group at once.
+    """
+
+    def __init__(self, words: pa.Array) -> None:
+        lengths = pc.utf8_length(words)
+        self._groups = {
+            int(length): words.filter(pc.equal(lengths, length))
+            for length in pc.unique(lengths).to_pylist()
+        }
+        self._codes: dict[int, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self.size = len(words)
+
+    def _matrix(self, length: int) -> np.ndarray:
+        with self._lock:
+            codes = self._codes.get(length)
+            if codes is None:
+                group = self._groups[length].to_pylist()
+                flat = np.frombuffer("".join(group).encode("utf-32-le"), dtype=np.uint32)
+                codes = self._codes[length] = flat.reshape(len(group), length)
+            return codes
+
+    def near(self, word: str, edits: int, prefix_length: int = 0) -> list[tuple[int, str]]:
+        """(edit distance, word) for every word within ``edits`` edits of ``word`` that
+        starts with the first ``prefix_length`` characters of ``word``."""
+        query = np.frombuffer(word.encode("utf-32-le"), dtype=np.uint32)
+        prefix = query[:prefix_length]
+        found: list[tuple[int, str]] = []
+        for length in range(max(1, len(query) - edits), len(query) + edits + 1):
+            if length not in self._groups or length < len(prefix):
+                continue
+            codes = self._matrix(length)
+            if len(prefix):
+                codes = codes[np.all(codes[:, : len(prefix)] == prefix, axis=1)]
+            distance = edit_distances(query, codes, edits)
+            for row in np.nonzero(distance <= edits)[0]:
+                found.append((int(distance[row]), codes[row].tobytes().decode("utf-32-le")))
+        return found
+
+
+def edit_distances(query: np.ndarray, words: np.ndarray, limit: int) -> np.ndarray:
+    """Levenshtein distance from ``query`` (code points) to each row of ``words`` (an
+    n x m matrix of code points), or ``limit + 1`` where it is above ``limit``.
+
+    The dynamic programme runs over the query's characters, one row per word at a time,
+    dropping the words whose whole row already exceeds ``limit``.
+    """
+    n, m = words.shape
+    out = np.full(n, limit + 1, dtype=np.int32)
+    alive = np.arange(n)
+    steps = np.arange(m + 1, dtype=np.int32)
+    previous = np.broadcast_to(steps, (n, m + 1)).copy()
+    for i, char in enumerate(query, start=1):
+        best = np.empty_like(previous)
+        best[:, 0] = i
+        # Substitute (or keep) a character, or delete one from the query ...
+        best[:, 1:] = np.minimum(previous[:, :-1] + (words != char), previous[:, 1:] + 1)
+        # ... then insert: cell j is min over k <= j of best[k] + (j - k).
+        previous = np.minimum.accumulate(best - steps, axis=1) + steps
+        keep = previous.min(axis=1) <= limit
+        if not keep.all():
+            previous, words, alive = previous[keep], words[keep], alive[keep]
+            if not len(alive):
+                return out
+    out[alive] = np.minimum(previous[:, m], limit + 1)
+    return out
+
+
+_vocabularies: OrderedDict[tuple[Any, ...], Vocabulary] = OrderedDict()
+_vocabularies_lock = threading.Lock()
+
+
+def vocabulary(ds: LanceDataset, column: str) -> Vocabulary:
+    """The distinct words of ``column`` in this version of ``ds``, read once and cached
+    (keyed by location, version and commit time, so a branch or a rewrite is new)."""
+    key = (ds.uri, ds.version, ds.get_version()["timestamp"], column)
+    with _vocabularies_lock:
+        found = _vocabularies.get(key)
+        if found is not None:
+            _vocabularies.move_to_end(key)
+            return found
+    built = Vocabulary(_distinct_words(ds, column))
+    with _vocabularies_lock:
+        _vocabularies[key] = built
+        _vocabularies.move_to_end(key)
+        while len(_vocabularies) > VOCABULARY_CACHE_SIZE:
+            _vocabularies.popitem(last=False)
+    return built
+
+
+def _distinct_words(ds: LanceDataset, column: str) -> pa.Array:
+    parts: list[pa.Array] = []
+    pending = 0
+    for batch in ds.scanner(columns=[column]).to_batches():
+        words = pc.list_flatten(pc.split_pattern_regex(batch.column(0), _NOT_WORD))
+        words = pc.unique(words.filter(pc.not_equal(words, "")))
+        parts.append(words)
+        pending += len(words)
+        if pending > MAX_VOCABULARY:
+            parts = [pc.unique(pa.concat_arrays(parts))]
+            pending = len(parts[0])
+            _check_size(pending, column)
+    merged = pc.unique(pa.concat_arrays(parts)) if parts else pa.array([], pa.string())
+    _check_size(len(merged), column)
+    return merged
+
+
+def _check_size(size: int, column: str) -> None:
+    if size > MAX_VOCABULARY:
+        raise InvalidInputError(
+            f"Column {column} has more than {MAX_VOCABULARY:,} distinct words, too many to "
+            "match fuzzily without an index: build one with create_scalar_index "
+            "(index_type FTS), or send fuzziness 0."
+        )
