@@ -13,6 +13,7 @@ import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from nsframe import _frames
 from nsframe._http import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Client, join_id
@@ -219,8 +220,9 @@ def connect(
     """Connect to a service, or serve a local folder and connect to that.
 
     Args:
-        url: ``http(s)://host:port`` of a service; or a local folder to serve with an
-            embedded server (default ``$NSFRAME_URL``, else ``./nsframe-data``).
+        url: ``http(s)://host:port`` of a service; or a local folder (a path or a
+            ``file://`` URL) to serve with an embedded server (default ``$NSFRAME_URL``,
+            else ``./nsframe-data``).
         api_key: Sent as ``x-api-key`` (default ``$NSFRAME_API_KEY``).
         token: Sent as ``Authorization: Bearer`` (default ``$NSFRAME_TOKEN``).
         database: Sent as ``x-service-database``.
@@ -243,7 +245,8 @@ def connect(
                                "delimiter": delimiter, "timeout": timeout, "retries": retries}
     if _is_remote(url):
         return Connection(Client(url, api_key=api_key, token=token, **options))
-    root = url[len("file://"):] if url.startswith("file://") else url
+    # A file URL is percent-encoded (``Path.as_uri()`` writes a space as %20).
+    root = unquote(url[len("file://"):]) if url.startswith("file://") else url
     # Imported here only: a remote connection never loads the server's dependencies.
     from nsframe.server import serve_in_thread
 

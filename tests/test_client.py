@@ -155,6 +155,42 @@ def test_embedded_connect_serves_a_local_folder(tmp_path: Path) -> None:
         assert again.table("db$items").count_rows() == 3
 
 
+def test_connect_without_a_url_serves_nsframe_data_in_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("NSFRAME_URL", "NSFRAME_API_KEY", "NSFRAME_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    with nsframe.connect() as conn:
+        assert conn.local_root == str(tmp_path / "nsframe-data")
+        assert conn.url.startswith("http://127.0.0.1:")
+        conn.create_namespace("db")
+        conn.create_table("db$items", {"id": [1, 2]})
+    assert conn.closed
+    assert (tmp_path / "nsframe-data").is_dir()
+    # The environment still wins over the default folder.
+    monkeypatch.setenv("NSFRAME_URL", str(tmp_path / "elsewhere"))
+    with nsframe.connect() as other:
+        assert other.local_root == str(tmp_path / "elsewhere")
+        assert other.table_names() == []
+    with nsframe.connect("nsframe-data") as again:  # a relative folder is the same one
+        assert again.table("db$items").count_rows() == 2
+
+
+def test_connect_to_a_file_url_serves_that_folder(tmp_path: Path) -> None:
+    root = tmp_path / "via file url"
+    assert root.as_uri().endswith("/via%20file%20url")
+    with nsframe.connect(root.as_uri()) as conn:
+        assert conn.local_root == str(root)
+        assert root.is_dir()  # made when missing
+        conn.create_namespace("db")
+        conn.create_table("db$items", {"id": [1, 2, 3]})
+    assert conn.closed
+    with nsframe.connect(root) as same:  # the same folder as a plain path
+        assert same.table("db$items").count_rows() == 3
+    with nsframe.connect(f"file://{root}") as unquoted:  # spaces written as they are
+        assert unquoted.local_root == str(root)
+
+
 def test_embedded_connect_rejects_a_wrong_key(tmp_path: Path) -> None:
     with nsframe.connect(tmp_path) as conn:
         intruder = nsframe.connect(conn.url, token="guess", retries=0)
