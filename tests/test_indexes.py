@@ -103,6 +103,49 @@ def test_ivf_hnsw_sq_recall_with_ef(http: requests.Session, base_url: str, ns: s
     assert mean_recall(http, base_url, table, data, nprobes=4, ef=100, refine_factor=5) >= 0.9
 
 
+def test_ef_reaches_lance(http: requests.Session, base_url: str, ns: str) -> None:
+    table = f"{ns}$ef"
+    data = make_table(http, base_url, table, rows=3000)
+    # A sparse graph (m 4, one partition), so the search breadth decides what is found.
+    ok(post(http, base_url, table, "create_index", {
+        "column": "vec", "index_type": "IVF_HNSW_SQ", "num_partitions": 1, "m": 4,
+        "ef_construction": 20, "distance_type": "l2",
+    }))
+    narrow = mean_recall(http, base_url, table, data, ef=10)
+    wide = mean_recall(http, base_url, table, data, ef=200)
+    assert narrow < 0.5 < 0.75 < wide, (narrow, wide)
+    # Lance's own rule: the breadth cannot be below k.
+    q = data[0].tolist()
+    detail = assert_error(post(http, base_url, table, "query", {
+        "vector": {"single_vector": q}, "k": 10, "ef": 5}), 400, 13)["detail"]
+    assert "ef" in detail
+
+
+def test_refine_factor_gives_exact_distances(http: requests.Session, base_url: str,
+                                             ns: str) -> None:
+    table = f"{ns}$refine"
+    data = make_table(http, base_url, table, rows=2000, dim=16)
+    ok(post(http, base_url, table, "create_index", {
+        "column": "vec", "index_type": "IVF_PQ", "num_partitions": 2, "num_sub_vectors": 2,
+    }))
+    q = vectors(1, 16, seed=5)[0]
+
+    def search(**knobs: Any) -> tuple[list[int], np.ndarray]:
+        result = query(http, base_url, table, {"vector": {"single_vector": q.tolist()},
+                                               "k": 10, "nprobes": 2, **knobs})
+        return result["id"].to_pylist(), result["_distance"].to_numpy()
+
+    exact = ((data - q) ** 2).sum(axis=1)
+    approx_ids, approx = search()
+    # Without refinement Lance reports the PQ codes' distances, not the vectors' ...
+    assert not np.allclose(approx, exact[approx_ids], rtol=1e-3)
+    refined_ids, refined = search(refine_factor=30)
+    # ... with it, it re-ranks on the vectors: the exact neighbours, exact distances.
+    assert refined_ids == brute_force(data, q, 10)
+    np.testing.assert_allclose(refined, exact[refined_ids], rtol=1e-4)
+    assert refined_ids != approx_ids
+
+
 def test_ivf_flat_is_exact_with_all_partitions(http: requests.Session, base_url: str,
                                                ns: str) -> None:
     table = f"{ns}$flat"
