@@ -20,7 +20,7 @@ from typing import Any
 import jwt
 import pytest
 import requests
-from conftest import assert_error, ipc_stream
+from conftest import assert_error, ipc_stream, read_ipc_file
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.applications import Starlette
@@ -314,6 +314,75 @@ def test_prefix_limited_key_stays_in_its_namespace(hs_server: RunningServer) -> 
     ):
         assert_forbidden(resp)
     assert not ns_exists(url, outside) and not ns_exists(url, "salesforce")
+
+
+def table_ops(url: str, table: str, headers: dict[str, str],
+              query: str = "") -> dict[str, requests.Response]:
+    """query, insert, count_rows, restore and describe on ``table`` (version 1 exists)."""
+    base = f"{url}/v1/table/{table}"
+
+    def post(action: str, **kwargs: Any) -> requests.Response:
+        return requests.post(f"{base}/{action}{query}", headers={**headers,
+                             **kwargs.pop("headers", {})}, **kwargs)
+
+    return {
+        "query": post("query", json={"filter": "x > 0"}),
+        "insert": post("insert", data=ipc_stream({"x": [2]}),
+                       headers={"Content-Type": "application/vnd.apache.arrow.stream"}),
+        "count_rows": post("count_rows", json={}),
+        "restore": post("restore", json={"version": 1}),
+        "describe": post("describe", json={}),
+        "versions": post("version/list", json={}),
+    }
+
+
+def versions_of(url: str, table: str) -> list[int]:
+    resp = requests.post(f"{url}/v1/table/{table}/version/list", json={}, headers=key(FULL_KEY))
+    assert resp.status_code == 200, resp.text
+    return [v["version"] for v in resp.json()["versions"]]
+
+
+def test_prefix_limited_key_on_tables_inside_and_outside(hs_server: RunningServer) -> None:
+    url, sales, admin = hs_server.url, key(SALES_KEY), key(FULL_KEY)
+    arrow = {"Content-Type": "application/vnd.apache.arrow.stream"}
+    assert create_ns(url, "sales", admin).status_code in (200, 409)
+    assert create_ns(url, "salesforce", admin).status_code in (200, 409)
+    inside, outside = f"sales${unique()}", unique()
+    assert create_ns(url, inside, admin).status_code == 200
+    assert create_ns(url, outside, admin).status_code == 200
+    # Same-looking tables: one inside the key's namespace, three outside it.
+    tables_out = [f"{outside}$t", f"salesforce${unique('t')}", unique("top")]
+    for table in [f"{inside}$t", *tables_out]:
+        resp = requests.post(f"{url}/v1/table/{table}/create", data=ipc_stream({"x": [1]}),
+                             headers={**arrow, **admin})
+        assert resp.status_code == 200, resp.text
+
+    done = table_ops(url, f"{inside}$t", sales)
+    for op, resp in done.items():
+        assert resp.status_code == 200, (op, resp.text)
+    assert read_ipc_file(done["query"].content).column("x").to_pylist() == [1]
+    assert done["insert"].json()["version"] == 2 and done["count_rows"].json() == 2
+    assert done["restore"].json()["version"] == 3
+    assert versions_of(url, f"{inside}$t") == [1, 2, 3]
+
+    for table in tables_out:
+        for op, resp in table_ops(url, table, sales).items():
+            assert "limited to namespace 'sales'" in assert_forbidden(resp)["detail"], op
+        assert versions_of(url, table) == [1]
+    # Another delimiter, or several, cannot make an outside table look inside: the
+    # scope must split the identifier exactly as the operation does.
+    salesforce = tables_out[1]
+    for query in ("?delimiter=f&delimiter=$", "?delimiter=$&delimiter=f",
+                  "?delimiter=f&delimiter=%24", "?delimiter=$&delimiter="):
+        for op, resp in table_ops(url, salesforce, sales, query.replace("$", "%24")).items():
+            assert resp.status_code in (400, 403, 404), (query, op, resp.text)
+    for table in tables_out:
+        assert versions_of(url, table) == [1]
+        count = requests.post(f"{url}/v1/table/{table}/count_rows", json={}, headers=admin)
+        assert count.json() == 1
+    for ns in (outside, "salesforce"):
+        listed = requests.get(f"{url}/v1/namespace/{ns}/table/list", headers=admin).json()
+        assert len(listed["tables"]) == 1, listed
 
 
 def test_open_server_needs_no_credentials(base_url: str, http: requests.Session) -> None:

@@ -12,7 +12,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs
+
+from starlette.datastructures import QueryParams
 
 from nsframe import _spec
 from nsframe.exceptions import ForbiddenError
@@ -89,10 +90,12 @@ class Operation:
 
 def classify(method: str, path: str, query_string: bytes = b"") -> Operation:
     """Classify a request by its (decoded, slash-stripped) path and query string."""
-    delimiter = _spec.DEFAULT_DELIMITER
-    values = parse_qs(query_string.decode("latin-1")).get("delimiter")
-    if values and values[0]:
-        delimiter = values[0]
+    # Parsed exactly as the handlers parse it (Starlette: the last of repeated values
+    # wins): a different reading would let `?delimiter=f&delimiter=$` pass the scope as
+    # `sales` + `orce$t` and reach table `t` of namespace `salesforce`. An empty
+    # delimiter is refused by the handler, so the default is safe here.
+    delimiter = QueryParams(query_string.decode("latin-1")).get("delimiter") \
+        or _spec.DEFAULT_DELIMITER
     for template, pattern in _TEMPLATES:
         match = pattern.match(path)
         if match is None:
