@@ -3,6 +3,7 @@ every way a body can be wrong."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -385,6 +386,39 @@ def test_branch_query(http: requests.Session, base_url: str, ns: str) -> None:
     assert_error(query_raw(http, base_url, t, {"branch": "nope"}), 404, 22)
 
 
+
+
+# ------------------------------------------------------- writes behind our back
+def test_cached_dataset_sees_writes_made_directly_with_lance(
+        http: requests.Session, base_url: str, ns: str, root: Path) -> None:
+    """Another process writing the table with pylance: the next request reads its data."""
+    import lance
+
+    t = f"{ns}$direct"
+    data = vectors(30, 4, seed=8)
+    create_table(http, base_url, t, pa.table({"id": pa.array(range(20)),
+                                              "vec": fsl(data[:20])}))
+    count = f"{base_url}/v1/table/{t}/count_rows"
+    # Open the table through the server, so that it sits in the dataset cache.
+    assert query(http, base_url, t, vec_body(data[25], k=1))["id"][0].as_py() != 25
+    assert http.post(count, json={}).json() == 20
+    path = root / "namespaces" / ns / "tables" / "direct.lance"
+    assert (path / "_versions").is_dir()
+    appended = lance.write_dataset(
+        pa.table({"id": pa.array(range(20, 30)), "vec": fsl(data[20:])}), str(path),
+        mode="append")
+    assert appended.version == 2
+    assert http.post(count, json={}).json() == 30
+    assert query(http, base_url, t, vec_body(data[25], k=1))["id"].to_pylist() == [25]
+    assert sorted(query(http, base_url, t, {"filter": "id >= 18"})["id"].to_pylist()) == \
+        list(range(18, 30))
+    lance.dataset(str(path)).delete("id % 2 = 1")
+    assert http.post(count, json={}).json() == 15
+    assert query(http, base_url, t, {"filter": "id >= 18"})["id"].to_pylist() == \
+        [18, 20, 22, 24, 26, 28]
+    assert query(http, base_url, t, vec_body(data[25], k=1))["id"][0].as_py() != 25
+    # The versions written behind the server's back are there for time travel too.
+    assert query(http, base_url, t, {"version": 2}).num_rows == 30
 
 
 # -------------------------------------------------------------- malformed bodies
