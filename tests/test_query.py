@@ -421,6 +421,35 @@ def test_cached_dataset_sees_writes_made_directly_with_lance(
     assert query(http, base_url, t, {"version": 2}).num_rows == 30
 
 
+# ------------------------------------------------------------ body id vs path id
+@pytest.mark.parametrize("body_id", [["other"], ["NS", "other"], ["NS", "T"], ["NS"],
+                                     ["NS", "t", "x"], []])
+def test_body_id_that_differs_from_the_path_is_400(
+        http: requests.Session, base_url: str, ns: str, body_id: list[str]) -> None:
+    t = f"{ns}$t"
+    create_table(http, base_url, t, pa.table({"id": pa.array(range(10))}))
+    create_table(http, base_url, f"{ns}$other", pa.table({"id": pa.array(range(3))}))
+    wrong = [ns if part == "NS" else part for part in body_id]
+    url = f"{base_url}/v1/table/{t}"
+    for action, body in (("query", {"filter": "id < 5"}),
+                         ("delete", {"predicate": "id < 5"}),
+                         ("count_rows", {"predicate": "id < 5"})):
+        detail = assert_error(http.post(f"{url}/{action}", json={**body, "id": wrong}),
+                              400, 13)["detail"]
+        assert "differs from the path id" in detail, (action, detail)
+    # Nothing was deleted, from either table, and no version was written.
+    assert http.post(f"{url}/count_rows", json={}).json() == 10
+    assert http.post(f"{base_url}/v1/table/{ns}$other/count_rows", json={}).json() == 3
+    assert http.post(f"{url}/describe", json={}).json()["version"] == 1
+    # The same id as the path is accepted.
+    same = {"id": [ns, "t"], "predicate": "id < 5"}
+    assert http.post(f"{url}/count_rows", json=same).json() == 5
+    assert query(http, base_url, t, {"id": [ns, "t"], "filter": "id < 5"}).num_rows == 5
+    deleted = http.post(f"{url}/delete", json=same)
+    assert deleted.status_code == 200, deleted.text
+    assert http.post(f"{url}/count_rows", json={}).json() == 5
+
+
 # -------------------------------------------------------------- malformed bodies
 @pytest.mark.parametrize("body", [
     {"k": -1}, {"offset": -2}, {"nprobes": -1}, {"ef": -5}, {"refine_factor": -1},
