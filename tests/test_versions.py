@@ -279,3 +279,50 @@ def test_transaction_errors(http: requests.Session, base_url: str) -> None:
     resp = http.post(f"{base_url}/v1/transaction/0123456789abcdef/describe", json={})
     body = assert_error(resp, 404, 10)
     assert "0123456789abcdef" in body["detail"]
+
+
+def describe_transaction(http: requests.Session, base_url: str, txn_id: str) -> dict[str, Any]:
+    return ok(http.post(f"{base_url}/v1/transaction/{txn_id}/describe", json={}))
+
+
+def test_failed_index_build_is_a_failed_transaction(
+    http: requests.Session, base_url: str, ns: str
+) -> None:
+    t = f"{ns}$failing"
+    create(http, base_url, t, [1, 2, 3])
+    # Valid as a request, so the build starts; Lance then refuses a full-text index on
+    # an integer column.
+    resp = post(http, base_url, t, "create_index", {"column": "id", "index_type": "FTS"})
+    body = assert_error(resp, 400, 13)
+    assert "transaction_id" not in body  # the error body stays the contract's
+    txn_id = resp.headers["x-transaction-id"]
+    txn = describe_transaction(http, base_url, txn_id)
+    assert txn["status"] == "Failed"
+    props = txn["properties"]
+    assert props["operation"] == "CreateTableIndex"
+    assert props["table"] == t and props["branch"] == "main"
+    assert props["column"] == "id" and props["index_type"] == "INVERTED"
+    assert props["error"] == body["detail"]
+    assert "must be string" in props["error"] and "int64" in props["error"]
+    assert props["error_status"] == "400" and props["error_code"] == "13"
+    assert "version" not in props and "index_name" not in props
+    # The failure changed nothing.
+    assert [v["version"] for v in ok(post(http, base_url, t, "version/list"))["versions"]] == [1]
+    assert ok(post(http, base_url, t, "index/list"))["indexes"] == []
+
+    # The same build on a string column succeeds: its own transaction, no header.
+    resp = post(http, base_url, t, "create_scalar_index", {"column": "label", "index_type": "FTS"})
+    built = ok(resp)
+    assert "x-transaction-id" not in resp.headers and built["transaction_id"] != txn_id
+    assert describe_transaction(http, base_url, built["transaction_id"])["status"] == "Succeeded"
+    assert describe_transaction(http, base_url, txn_id)["status"] == "Failed"
+
+    # A request refused before the operation starts is no transaction.
+    for refused in (
+        post(http, base_url, t, "create_index", {"column": "nope", "index_type": "BTREE"}),
+        post(http, base_url, t, "create_index", {"column": "id", "index_type": "BTREE",
+                                                 "branch": "ghost"}),
+        post(http, base_url, t, "restore", {"version": 9}),
+    ):
+        assert refused.status_code in (400, 404), refused.text
+        assert "x-transaction-id" not in refused.headers

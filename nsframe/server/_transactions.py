@@ -3,6 +3,10 @@
 Operations run to completion inside their request today, so a transaction is recorded
 as Succeeded or Failed when the response is sent; the registry is what
 `POST /v1/transaction/{id}/describe` reads. It is kept in memory, bounded.
+
+An operation that fails after its transaction started answers with the contract's
+error body, which has no member for it, so the id travels in the `x-transaction-id`
+header; describing it gives status Failed and the error in its properties.
 """
 
 from __future__ import annotations
@@ -18,8 +22,13 @@ from typing import Any
 
 from starlette.requests import Request
 
+from nsframe.exceptions import APIError
+
 STATUSES = ("Queued", "Running", "Succeeded", "Failed", "Canceled")
 MAX_KEPT = 10_000
+# Carries the transaction id of a failed operation, whose error body has no member for it.
+TRANSACTION_HEADER = "x-transaction-id"
+UNEXPECTED = "The operation failed unexpectedly; the failure is in the server's log."
 
 
 @dataclass
@@ -52,12 +61,22 @@ class TransactionLog:
     @contextmanager
     def track(self, operation: str, **properties: Any) -> Iterator[Transaction]:
         """Record ``operation`` for the ``with`` block: Succeeded if the block returns,
-        Failed if it raises."""
+        Failed if it raises.
+
+        A failure records what the client was told (``error``, ``error_status``,
+        ``error_code``) and adds the transaction id to the error's headers.
+        """
         txn = self.start(operation, **properties)
         try:
             yield txn
+        except APIError as error:
+            # The detail is the one sent to the client: already free of paths and secrets.
+            self.finish(txn, ok=False, error=error.detail, error_status=error.status,
+                        error_code=error.code)
+            error.headers = {**error.headers, TRANSACTION_HEADER: txn.id}
+            raise
         except BaseException:
-            self.finish(txn, ok=False)
+            self.finish(txn, ok=False, error=UNEXPECTED)
             raise
         self.finish(txn, ok=True)
 
