@@ -11,7 +11,7 @@ import json as jsonlib
 import random
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -28,6 +28,9 @@ from nsframe.exceptions import (
     TransportError,
     error_class_for,
 )
+
+# Told the rows and Arrow bytes of each record batch of a query answer as it is decoded.
+BatchCallback = Callable[[int, int], object]
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
@@ -306,12 +309,14 @@ class Client:
         return _as_dict(self.post(_spec.TABLE_STATS, ident, _compact(branch=branch),
                                   idempotent=True))
 
-    def query(self, ident: str, body: dict[str, Any]) -> pa.Table:
+    def query(self, ident: str, body: dict[str, Any], *,
+              on_batch: BatchCallback | None = None) -> pa.Table:
+        """The result table; ``on_batch(rows, nbytes)`` is called as record batches arrive."""
         # Streamed, so that a large result is read in one call rather than in requests'
         # 10 KiB chunks.
         resp = self.request("POST", _spec.TABLE_QUERY, ident, idempotent=True, json=body,
                             stream=True)
-        return decode_arrow(resp)
+        return decode_arrow(resp, on_batch=on_batch)
 
     # ------------------------------------------------------------------ indexes
     def create_index(self, ident: str, body: dict[str, Any], *,
@@ -476,14 +481,26 @@ ARROW_FILE_MAGIC = b"ARROW1"
 WHOLE_READ_BYTES = 4 << 20
 
 
-def decode_arrow(resp: requests.Response) -> pa.Table:
+def decode_arrow(resp: requests.Response, *,
+                 on_batch: BatchCallback | None = None) -> pa.Table:
     """An Arrow IPC file body (or a stream, which some servers send) as a table.
 
     A file is decoded while it arrives: after its 8-byte preamble comes an IPC stream
     (then the footer), so each batch is read straight off the connection into the
     memory Arrow keeps, with no copy of the whole body. A small body of known length,
     and anything unexpected, is read whole instead.
+
+    ``on_batch(rows, nbytes)`` is told each batch decoded while the body arrives, and
+    what remains once when the body is read whole.
     """
+    told = [0, 0]  # rows and bytes reported so far
+
+    def tell(rows: int, nbytes: int) -> None:
+        told[0] += rows
+        told[1] += nbytes
+        if on_batch is not None:
+            on_batch(rows, nbytes)
+
     body = _RecordingReader(resp)
     length = resp.headers.get("Content-Length", "")
     small = length.isdigit() and int(length) <= WHOLE_READ_BYTES
@@ -491,7 +508,8 @@ def decode_arrow(resp: requests.Response) -> pa.Table:
         head = b"" if small else body.read(8)
         if head[:6] == ARROW_FILE_MAGIC:
             try:
-                table = pa.ipc.open_stream(body).read_all()
+                table = _read_stream(pa.ipc.open_stream(body),
+                                     tell if on_batch is not None else None)
                 tail = body.read()
                 if len(tail) >= 10 and tail.endswith(ARROW_FILE_MAGIC):
                     return table
@@ -507,13 +525,29 @@ def decode_arrow(resp: requests.Response) -> pa.Table:
     buffer = pa.py_buffer(content)
     try:
         if content[:6] == ARROW_FILE_MAGIC:
-            return pa.ipc.open_file(buffer).read_all()
-        return pa.ipc.open_stream(buffer).read_all()
+            whole = pa.ipc.open_file(buffer).read_all()
+        else:
+            whole = pa.ipc.open_stream(buffer).read_all()
     except (pa.ArrowInvalid, OSError) as exc:
         raise ResponseDecodeError(
             f"{resp.request.method} {resp.url} answered {resp.status_code} with a body that is "
             f"not Arrow IPC ({exc})."
         ) from exc
+    if on_batch is not None:
+        tell(max(0, whole.num_rows - told[0]), max(0, whole.nbytes - told[1]))
+    return whole
+
+
+def _read_stream(reader: pa.ipc.RecordBatchStreamReader,
+                 tell: Callable[[int, int], None] | None) -> pa.Table:
+    """The stream's batches as one table, each told as it is read."""
+    if tell is None:
+        return reader.read_all()
+    batches = []
+    for batch in reader:
+        batches.append(batch)
+        tell(batch.num_rows, batch.nbytes)
+    return pa.Table.from_batches(batches, schema=reader.schema)
 
 
 class _RecordingReader:

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from nsframe import _frames, _spec, _sql
+from nsframe import _frames, _spec, _sql, _upload
 from nsframe._models import Ref
+from nsframe._upload import Progress, ProgressArg
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -211,17 +212,30 @@ class Query:
         return body
 
     # ------------------------------------------------------------------ terminals
-    def to_arrow(self) -> pa.Table:
-        """Run the query; the result as a pyarrow Table."""
-        return self.client.query(self.ident, self.explain())
+    def to_arrow(self, *, progress: ProgressArg = None) -> pa.Table:
+        """Run the query; the result as a pyarrow Table.
 
-    def to_pandas(self, *, dtype_backend: str | None = "numpy_nullable") -> pd.DataFrame:
-        """Run the query; the result as a pandas DataFrame."""
-        return _frames.to_pandas(self.to_arrow(), dtype_backend=dtype_backend)
+        ``progress``, counted per record batch as the answer arrives: True for a bar, a
+        callable ``(rows_done, bytes_done)``, False for nothing, or None: a bar once
+        more than a million rows have arrived, when someone watches.
+        """
+        meter = Progress(progress, total_rows=None, desc=f"query {self.ident}",
+                         show_by_default=False, auto_rows=_upload.AUTO_PROGRESS_ROWS)
+        try:
+            # Without anything to show, the answer is decoded in one call.
+            return self.client.query(self.ident, self.explain(),
+                                     on_batch=meter.update if meter.active else None)
+        finally:
+            meter.close()
 
-    def to_polars(self) -> pl.DataFrame:
-        """Run the query; the result as a polars DataFrame."""
-        return _frames.to_polars(self.to_arrow())
+    def to_pandas(self, *, dtype_backend: str | None = "numpy_nullable",
+                  progress: ProgressArg = None) -> pd.DataFrame:
+        """Run the query; the result as a pandas DataFrame (``progress``: see `to_arrow`)."""
+        return _frames.to_pandas(self.to_arrow(progress=progress), dtype_backend=dtype_backend)
+
+    def to_polars(self, *, progress: ProgressArg = None) -> pl.DataFrame:
+        """Run the query; the result as a polars DataFrame (``progress``: see `to_arrow`)."""
+        return _frames.to_polars(self.to_arrow(progress=progress))
 
     def to_list(self) -> list[dict[str, Any]]:
         """Run the query; the result as a list of row dicts."""

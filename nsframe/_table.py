@@ -258,7 +258,7 @@ class Table:
         offset = 0
         try:
             while True:
-                page = query.limit(page_rows).offset(offset).to_arrow()
+                page = query.limit(page_rows).offset(offset).to_arrow(progress=False)
                 pages.append(page)
                 offset += page.num_rows
                 meter.update(page.num_rows, page.nbytes)

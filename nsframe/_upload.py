@@ -62,10 +62,19 @@ def interactive() -> bool:
 
 
 class Progress:
-    """Reports (rows, bytes) done to a callable and/or a ``tqdm.auto`` bar."""
+    """Reports (rows, bytes) done to a callable and/or a ``tqdm.auto`` bar.
+
+    ``progress``: True draws the bar from the start; a callable is called on each
+    update; False shows nothing; None draws the bar only when someone watches (a
+    notebook or a terminal) and the work is large: from the start when
+    ``show_by_default`` (the size was known in advance), else from the update that
+    takes the counts past ``auto_rows`` rows or ``auto_bytes`` bytes (a stream, whose
+    size is known only as it goes).
+    """
 
     def __init__(self, progress: ProgressArg, *, show_by_default: bool,
-                 total_rows: int | None, desc: str) -> None:
+                 total_rows: int | None, desc: str, auto_rows: int | None = None,
+                 auto_bytes: int | None = None) -> None:
         if progress is not None and not isinstance(progress, bool) and not callable(progress):
             raise TypeError("progress must be True, False, None or a callable(rows, bytes).")
         self.rows = 0
@@ -74,17 +83,46 @@ class Progress:
             else None
         self._started = time.perf_counter()
         self._bar: Any = None
-        if progress is True or (progress is None and show_by_default and interactive()):
-            # tqdm.auto picks the notebook widget or the terminal bar.
-            tqdm = importlib.import_module("tqdm.auto").tqdm
-            self._bar = tqdm(total=total_rows, unit=" rows", unit_scale=True, desc=desc,
-                             leave=True)
+        self._total = total_rows
+        self._desc = desc
+        watched = progress is None and (show_by_default or auto_rows is not None
+                                        or auto_bytes is not None) and interactive()
+        # Thresholds still to pass before the bar starts (None: never by itself).
+        self._pending: tuple[int | None, int | None] | None = None
+        if progress is True or (watched and show_by_default):
+            self._start()
+        elif watched:
+            self._pending = (auto_rows, auto_bytes)
+
+    def _start(self) -> None:
+        # tqdm.auto picks the notebook widget or the terminal bar.
+        tqdm = importlib.import_module("tqdm.auto").tqdm
+        self._bar = tqdm(total=self._total, initial=self.rows, unit=" rows",
+                         unit_scale=True, desc=self._desc, leave=True)
+        self._pending = None
+
+    @property
+    def active(self) -> bool:
+        """Whether updates can show anything (a callback, a bar, or a bar to come)."""
+        return self._callback is not None or self._bar is not None or \
+            self._pending is not None
+
+    @property
+    def bar(self) -> Any:
+        """The tqdm bar, once one is shown (None before and without one)."""
+        return self._bar
 
     def update(self, rows: int, nbytes: int) -> None:
         self.rows += rows
         self.bytes += nbytes
         if self._callback is not None:
             self._callback(self.rows, self.bytes)
+        if self._pending is not None:
+            auto_rows, auto_bytes = self._pending
+            if (auto_rows is not None and self.rows > auto_rows) or \
+                    (auto_bytes is not None and self.bytes > auto_bytes):
+                self._start()  # counts everything so far
+                rows = 0
         if self._bar is not None:
             elapsed = max(time.perf_counter() - self._started, 1e-9)
             self._bar.set_postfix_str(f"{self.bytes / elapsed / 1e6:.1f} MB/s", refresh=False)
@@ -149,8 +187,10 @@ def upload(client: Client, ident: str, source: Source, *, mode: str, create: str
     """
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size <= 0:
         raise ValueError(f"chunk_size must be a number of bytes > 0, got {chunk_size!r}.")
+    # A stream's size is known only as it is sent: its bar starts once enough went in.
     meter = Progress(progress, total_rows=source.num_rows, desc=f"insert {ident}",
-                     show_by_default=(source.nbytes or 0) > AUTO_PROGRESS_BYTES)
+                     show_by_default=(source.nbytes or 0) > AUTO_PROGRESS_BYTES,
+                     auto_bytes=AUTO_PROGRESS_BYTES if source.nbytes is None else None)
     chunker = Chunker(source.batches, chunk_size)
     version: int | None = None
     done = 0

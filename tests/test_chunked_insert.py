@@ -139,6 +139,37 @@ def test_no_bar_unless_asked_or_large_and_watched(conn: nsframe.Connection, ns: 
     assert "rows" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kind", ["generator", "lazy"])
+def test_a_stream_gets_the_automatic_bar_once_enough_was_sent(
+        kind: str, conn: nsframe.Connection, ns: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import nsframe._upload as upload
+
+    def data() -> Any:
+        if kind == "lazy":
+            return pl.from_pandas(frame(3_000)).lazy()
+        return (pa.RecordBatch.from_pandas(frame(500, i * 500), preserve_index=False)
+                for i in range(6))
+
+    assert to_source(data()).nbytes is None  # the size of a stream is not known ahead
+    monkeypatch.setattr(upload, "interactive", lambda: True)
+    tbl = conn.create_table(f"{ns}$big", schema=to_source(frame(1)).schema)
+    tbl.insert(data(), chunk_size=CHUNK)  # 216 kB: far under the 100 MB threshold
+    assert "rows" not in capsys.readouterr().err
+    monkeypatch.setattr(upload, "AUTO_PROGRESS_BYTES", 150_000)
+    calls: list[int] = []
+    tbl.insert(data(), chunk_size=CHUNK, progress=lambda rows, sent: calls.append(sent))
+    assert "rows" not in capsys.readouterr().err  # a callback replaces the bar
+    tbl.insert(data(), chunk_size=CHUNK)
+    err = capsys.readouterr().err
+    # The bar starts at the first chunk that takes the bytes sent past the threshold,
+    # counting the rows committed before it.
+    assert f"insert {tbl.id}" in err and "MB/s" in err
+    assert "0.00 rows" not in err and "3.00k rows" in err
+    assert sum(1 for sent in calls if sent <= 150_000) >= 1
+    assert tbl.count_rows() == 9_000
+
+
 def test_reads_report_progress_page_by_page(conn: nsframe.Connection, ns: str) -> None:
     tbl = frame(2_500).ns.to_table(f"{ns}$big", conn=conn)
     calls: list[tuple[int, int]] = []

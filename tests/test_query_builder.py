@@ -182,3 +182,54 @@ def test_repr_shows_the_request(offline: nsframe.Table) -> None:
     page = query._repr_html_()
     assert "POST /v1/table/db$t/query" in page and "single_vector" in page
     assert page == query._repr_html_()
+
+
+@pytest.fixture
+def many(conn: nsframe.Connection, ns: str) -> nsframe.Table:
+    # An answer over 4 MiB: the server streams it and the client decodes it batch by
+    # batch (smaller ones are read whole, and reported once).
+    n = 400_000
+    return conn.create_table(f"{ns}$many", {"id": np.arange(n), "x": np.arange(n) * 0.5})
+
+
+def test_query_progress_callback_counts_batches_as_they_arrive(many: nsframe.Table) -> None:
+    calls: list[tuple[int, int]] = []
+    got = many.search().to_arrow(progress=lambda rows, sent: calls.append((rows, sent)))
+    assert got.num_rows == 400_000
+    assert len(calls) > 1  # several batches, each reported
+    rows = [r for r, _ in calls]
+    assert rows == sorted(rows) and rows[-1] == 400_000
+    assert calls[-1][1] >= got.nbytes
+    frame = many.search().where("id < 300000").to_pandas(
+        progress=lambda rows, sent: calls.append((rows, sent)))
+    assert len(frame) == 300_000 and calls[-1][0] == 300_000
+    lazy_calls: list[int] = []
+    out = many.search().select(["id"]).to_polars(progress=lambda r, b: lazy_calls.append(r))
+    assert out.height == 400_000 and lazy_calls[-1] == 400_000
+
+
+def test_query_progress_bar(many: nsframe.Table, capsys: pytest.CaptureFixture[str],
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    many.search().to_arrow(progress=True)
+    err = capsys.readouterr().err
+    assert f"query {many.id}" in err and "400k" in err and "MB/s" in err
+    # Nobody watching, or a small answer: no bar unless asked.
+    many.search().to_arrow()
+    many.search().to_arrow(progress=False)
+    assert "rows" not in capsys.readouterr().err
+    import nsframe._upload as upload
+
+    monkeypatch.setattr(upload, "interactive", lambda: True)
+    many.search().to_arrow()  # watched, but well under a million rows
+    assert "rows" not in capsys.readouterr().err
+    # Watched, with the threshold lowered: the bar starts once it is passed and
+    # counts every row, those before it too.
+    monkeypatch.setattr(upload, "AUTO_PROGRESS_ROWS", 100_000)
+    many.search().to_pandas()
+    err = capsys.readouterr().err
+    assert f"query {many.id}" in err and "400k" in err
+    assert "0.00 rows" not in err  # its first state already counts what arrived
+    many.search().limit(5).to_pandas()
+    assert "rows" not in capsys.readouterr().err
+    with pytest.raises(TypeError, match="progress must be"):
+        many.search().to_arrow(progress="yes")  # type: ignore[arg-type]
