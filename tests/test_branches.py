@@ -157,3 +157,33 @@ def test_branch_errors(http: requests.Session, base_url: str, ns: str) -> None:
     assert_error(post(http, base_url, t, "describe", {"branch": "ghost"}), 404, 22)
     assert count(http, base_url, t) == 1
     assert ok(http.post(f"{base_url}/v1/table/{t}/branches/list"))["branches"] == {}
+
+
+def test_create_index_on_a_missing_branch_is_404(
+    http: requests.Session, base_url: str, ns: str
+) -> None:
+    t = f"{ns}$idxb"
+    create(http, base_url, t, [1, 2, 3])
+    ok(post(http, base_url, t, "branches/create", {"name": "dev"}))
+    btree = {"column": "id", "index_type": "BTREE"}
+    for action in ("create_index", "create_scalar_index"):
+        in_query = http.post(f"{base_url}/v1/table/{t}/{action}", params={"branch": "ghost"},
+                             json=btree)
+        assert "ghost" in assert_error(in_query, 404, 22)["detail"]
+        assert_error(post(http, base_url, t, action, {**btree, "branch": "ghost"}), 404, 22)
+        assert "x-transaction-id" not in in_query.headers
+    # Nothing was built, on main or on the existing branch; no branch appeared.
+    for branch in ("main", "dev"):
+        listed = http.post(f"{base_url}/v1/table/{t}/index/list", params={"branch": branch})
+        assert ok(listed)["indexes"] == []
+    assert sorted(ok(http.post(f"{base_url}/v1/table/{t}/branches/list"))["branches"]) == ["dev"]
+    versions = ok(http.post(f"{base_url}/v1/table/{t}/version/list"))["versions"]
+    assert [v["version"] for v in versions] == [1]
+    # The same build on the existing branch works, and stays on it.
+    built = ok(http.post(f"{base_url}/v1/table/{t}/create_index", params={"branch": "dev"},
+                         json=btree))
+    assert built["version"] == 2
+    on_dev = ok(http.post(f"{base_url}/v1/table/{t}/index/list", params={"branch": "dev"}))
+    assert [i["columns"] for i in on_dev["indexes"]] == [["id"]]
+    assert ok(post(http, base_url, t, "index/list"))["indexes"] == []
+    assert read(http, base_url, t, branch="dev") == expect([1, 2, 3])
