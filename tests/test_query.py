@@ -145,22 +145,49 @@ def test_multi_vector_batch_returns_k_per_query(http: requests.Session, base_url
         assert rows["id"].to_pylist() == brute_force(data, q, 3)[1:]
 
 
+def late_interaction(docs: list[np.ndarray], q: np.ndarray, metric: str) -> np.ndarray:
+    """Lance's multivector distance: the sum, over the query's vectors, of the distance
+    to the row's closest vector (l2 squared, 1 - cosine similarity, 1 - dot product)."""
+    out = []
+    for doc in docs:
+        if metric == "l2":
+            dist = ((q[:, None, :] - doc[None, :, :]) ** 2).sum(axis=2)
+        elif metric == "dot":
+            dist = 1 - q @ doc.T
+        else:
+            dist = 1 - (q @ doc.T) / np.outer(np.linalg.norm(q, axis=1),
+                                              np.linalg.norm(doc, axis=1))
+        out.append(dist.min(axis=1).sum())
+    return np.asarray(out)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2", "dot"])
 def test_multivector_column_is_one_late_interaction_query(http: requests.Session,
-                                                          base_url: str, ns: str) -> None:
+                                                          base_url: str, ns: str,
+                                                          metric: str) -> None:
     rng = np.random.default_rng(5)
-    docs = [rng.random((3, 8), dtype=np.float32) for _ in range(200)]
+    # Rows hold 1 to 4 vectors each.
+    docs = [rng.random((int(rng.integers(1, 5)), 8), dtype=np.float32) for _ in range(200)]
     mv_type = pa.list_(pa.list_(pa.float32(), 8))
     create_table(http, base_url, f"{ns}$mv", pa.table({
         "id": pa.array(range(200)),
         "mv": pa.array([d.tolist() for d in docs], mv_type),
     }))
-    q = docs[42][:2]  # two of row 42's own vectors: a perfect late-interaction match
-    result = query(http, base_url, f"{ns}$mv", {"vector": {"multi_vector": q.tolist()}, "k": 5,
-                                                "distance_type": "cosine"})
-    assert "query_index" not in result.column_names
-    assert result.num_rows == 5 and result["id"][0].as_py() == 42
-    got = result["_distance"].to_pylist()
-    assert got == sorted(got)
+    q = np.concatenate([docs[42][:1], rng.random((2, 8), dtype=np.float32)])
+    result = query(http, base_url, f"{ns}$mv", {"vector": {"multi_vector": q.tolist()},
+                                                "k": 10, "distance_type": metric})
+    assert "query_index" not in result.column_names and result.num_rows == 10
+    expected = late_interaction(docs, q, metric)
+    order = np.argsort(expected, kind="stable")[:10]
+    assert result["id"].to_pylist() == order.tolist()
+    np.testing.assert_allclose(result["_distance"].to_numpy(), expected[order], rtol=1e-4,
+                               atol=1e-4)
+    # Row 42's own vectors as the query: each finds itself, at cosine distance 0.
+    if metric == "cosine":
+        own = query(http, base_url, f"{ns}$mv", {"vector": {"multi_vector": docs[42].tolist()},
+                                                 "k": 1, "distance_type": "cosine"})
+        assert own["id"].to_pylist() == [42]
+        assert own["_distance"][0].as_py() == pytest.approx(0, abs=1e-4)
 
 
 # ---------------------------------------------------------------- vector columns
@@ -325,16 +352,25 @@ def test_column_aliases(http: requests.Session, base_url: str,
     assert searched.column_names == ["n", "_distance"] and searched["n"][0].as_py() == 8
 
 
-def test_with_row_id(http: requests.Session, base_url: str,
-                     items: tuple[str, np.ndarray]) -> None:
-    table, data = items
-    scan = query(http, base_url, table, {"filter": "id < 20", "with_row_id": True,
-                                         "columns": {"column_names": ["id"]}})
-    assert "_rowid" in scan.column_names
-    assert len(set(scan["_rowid"].to_pylist())) == 20
-    searched = query(http, base_url, table, vec_body(data[0], k=3, with_row_id=True))
-    assert "_rowid" in searched.column_names and searched.num_rows == 3
-    plain = query(http, base_url, table, {"filter": "id < 2"})
+def test_with_row_id(http: requests.Session, base_url: str, ns: str) -> None:
+    t = f"{ns}$rowids"
+    data = vectors(40, 4, seed=12)
+    # Two fragments, so that row ids are not simply row numbers.
+    create_table(http, base_url, t, pa.table({"id": pa.array(range(20)), "vec": fsl(data[:20])}))
+    insert(http, base_url, t, pa.table({"id": pa.array(range(20, 40)), "vec": fsl(data[20:])}))
+    scan = query(http, base_url, t, {"with_row_id": True, "columns": {"column_names": ["id"]}})
+    assert scan.column_names == ["id", "_rowid"] and scan.schema.field("_rowid").type == pa.uint64()
+    row_id = dict(zip(scan["id"].to_pylist(), scan["_rowid"].to_pylist(), strict=True))
+    assert len(set(row_id.values())) == 40 and row_id[25] != 25
+    # A search reports the same row id for the same row ...
+    searched = query(http, base_url, t, vec_body(data[25], k=3, with_row_id=True))
+    assert searched["id"][0].as_py() == 25
+    assert searched["_rowid"].to_pylist() == [row_id[i] for i in searched["id"].to_pylist()]
+    # ... and a filter on _rowid finds exactly that row again.
+    for i in (3, 25, 39):
+        again = query(http, base_url, t, {"filter": f"_rowid = {row_id[i]}", "with_row_id": True})
+        assert again["id"].to_pylist() == [i] and again["_rowid"].to_pylist() == [row_id[i]]
+    plain = query(http, base_url, t, {"filter": "id < 2"})
     assert "_rowid" not in plain.column_names
 
 
