@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -371,3 +373,48 @@ def test_describe_version(tbl: nsframe.Table) -> None:
     exp.insert(items(1, start=500))
     on_branch = exp.describe_version()
     assert on_branch.raw["branch"] == "exp" and on_branch.version == 2
+
+
+def test_hnsw_ef_nprobes_and_refine_factor_change_results(conn: nsframe.Connection,
+                                                          ns: str) -> None:
+    rng = np.random.default_rng(7)
+    n, dim = 3_000, 32
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    tbl = conn.create_table(f"{ns}$hnsw", pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), dim),
+    }))
+    # A sparse graph (m=4) over four partitions, so that search effort shows.
+    tbl.create_index("vector", "IVF_HNSW_SQ", num_partitions=4, m=4, ef_construction=20,
+                     distance_type="l2")
+    assert [i.index_type for i in tbl.list_indices()] == ["IVF_HNSW_SQ"]
+    queries = rng.standard_normal((20, dim)).astype(np.float32)
+    exact = [ids(tbl.search(q).limit(10).bypass_vector_index().to_arrow()) for q in queries]
+
+    def recall(tune: Callable[[nsframe.Query], nsframe.Query]) -> float:
+        found = [ids(tune(tbl.search(q).limit(10)).to_arrow()) for q in queries]
+        return sum(len(set(f) & set(e)) for f, e in zip(found, exact, strict=True)) / 200
+
+    assert tbl.search(queries[0]).ef(10).explain()["ef"] == 10
+    low_ef = recall(lambda q: q.nprobes(4).ef(10))
+    high_ef = recall(lambda q: q.nprobes(4).ef(1000))
+    one_probe = recall(lambda q: q.nprobes(1).ef(1000))
+    assert low_ef < high_ef - 0.1, (low_ef, high_ef)
+    assert one_probe < high_ef - 0.2, (one_probe, high_ef)
+    assert high_ef > 0.85
+
+    # SQ distances are approximate; refine_factor re-ranks with exact ones.
+    def true_distances(q: np.ndarray, found: pa.Table) -> np.ndarray:
+        rows = vectors[np.array(found.column("id").to_pylist())]
+        return np.sum((rows - q) ** 2, axis=1)
+
+    approximate_error = 0.0
+    for q in queries:
+        plain = tbl.search(q).limit(10).nprobes(4).ef(1000).to_arrow()
+        approximate_error = max(approximate_error, float(np.max(np.abs(
+            plain.column("_distance").to_numpy() - true_distances(q, plain)))))
+        refined = tbl.search(q).limit(10).nprobes(4).ef(1000).refine_factor(2).to_arrow()
+        got = refined.column("_distance").to_numpy()
+        np.testing.assert_allclose(got, true_distances(q, refined), rtol=1e-5, atol=1e-4)
+        assert list(got) == sorted(got)
+    assert approximate_error > 1e-3
