@@ -6,6 +6,7 @@ Run the scripts from the repository root, e.g. ``.venv/bin/python benchmarks/ben
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import socket
@@ -194,6 +195,16 @@ def _stopped_at_exit(process: subprocess.Popen[bytes]) -> Iterator[None]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def settle() -> None:
+    """Flush the page cache's dirty pages and collect garbage before a timed write.
+
+    Each 1M-row insert writes about 0.5 GB; unflushed, it is written back during the
+    next case and bills that one (direct writes varied 0.9-2.9 s that way).
+    """
+    gc.collect()
+    os.sync()
 
 
 def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:

@@ -39,6 +39,7 @@ from _common import (
     mib,
     print_table,
     serve_in_subprocess,
+    settle,
     write_results,
 )
 
@@ -127,7 +128,7 @@ def run(rows: int, repeat: int, chunk_size: int, workdir: Path) -> dict[str, Any
             order = list(modes.items())
             order = order[attempt % len(order):] + order[:attempt % len(order)]
             for mode, insert in order:
-                gc.collect()
+                settle()
                 with RssSampler(os.getpid()) as rss:
                     seconds = insert()
                 timings[mode].seconds.append(seconds)

@@ -55,6 +55,7 @@ from _common import (
     reference_in_subprocess,
     schema,
     serve_in_subprocess,
+    settle,
     write_results,
 )
 
@@ -236,6 +237,7 @@ def run(opts: Options) -> dict[str, Any]:
         idle_rss = {mode: srv.rss() for mode, _, srv in cases}
         for repeat in range(opts.repeat):
             for mode, insert, srv in cases:
+                settle()
                 result = insert(opts, srv)
                 runs[mode].append(result)
                 print(f"  repeat {repeat + 1}/{opts.repeat} {mode:<13} {result.seconds:7.2f} s",
