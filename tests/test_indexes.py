@@ -254,6 +254,46 @@ def test_drop_index(http: requests.Session, base_url: str, ns: str) -> None:
     assert query(http, base_url, table, {"filter": "id = 7"})["id"].to_pylist() == [7]
 
 
+def test_create_index_without_replace_on_a_taken_name_is_409(http: requests.Session,
+                                                            base_url: str, ns: str) -> None:
+    table = f"{ns}$taken"
+    make_table(http, base_url, table, rows=300, dim=8)
+    built = ok(post(http, base_url, table, "create_index",
+                    {"column": "vec", "index_type": "IVF_FLAT", "name": "tag_or_branch",
+                     "num_partitions": 2}))
+    ok(post(http, base_url, table, "create_index", {"column": "id", "index_type": "BTREE"}))
+    before = indexes(http, base_url, table)
+    version = ok(post(http, base_url, table, "describe"))["version"]
+    for body in (
+        # the same build again, a different kind of index, a different column, no name
+        {"column": "vec", "index_type": "IVF_FLAT", "name": "tag_or_branch",
+         "num_partitions": 2},
+        {"column": "vec", "index_type": "IVF_PQ", "name": "tag_or_branch"},
+        {"column": "cat", "index_type": "BITMAP", "name": "tag_or_branch"},
+        {"column": "id", "index_type": "BTREE"},  # Lance names it id_idx, which exists
+    ):
+        error = assert_error(post(http, base_url, table, "create_index",
+                                  {**body, "replace": False}), 409, 7)
+        assert error["type"] == "/errors/conflict" and error["title"] == "Conflict"
+        name = body.get("name", "id_idx")
+        assert repr(name) in error["detail"] and "replace" in error["detail"], error
+    # The same name on another column is refused even when replacing is allowed (Lance's
+    # refusal, mapped to 409: a name holding "tag" or "branch" is no tag or branch error).
+    for name in ("id_idx", "tag_or_branch"):
+        error = assert_error(post(http, base_url, table, "create_scalar_index",
+                                  {"column": "cat", "index_type": "BITMAP", "name": name}),
+                             409, 7)
+        assert name in error["detail"] and "/" not in error["detail"], error
+    # Nothing was built, replaced or committed: same entries, uuids and creation times.
+    assert indexes(http, base_url, table) == before
+    assert ok(post(http, base_url, table, "describe"))["version"] == version == \
+        built["version"] + 1
+    # A free name with replace false builds as usual.
+    ok(post(http, base_url, table, "create_index",
+            {"column": "cat", "index_type": "BITMAP", "name": "cat_bm", "replace": False}))
+    assert set(indexes(http, base_url, table)) == {"tag_or_branch", "id_idx", "cat_bm"}
+
+
 def test_index_list_pages(http: requests.Session, base_url: str, ns: str) -> None:
     table = f"{ns}$pages"
     make_table(http, base_url, table, rows=200, dim=8)

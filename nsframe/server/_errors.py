@@ -19,6 +19,7 @@ from nsframe.exceptions import (
     BranchAlreadyExistsError,
     BranchNotFoundError,
     ConcurrentModificationError,
+    IndexAlreadyExistsError,
     InvalidInputError,
     SchemaMismatchError,
     ServerError,
@@ -55,6 +56,10 @@ def translate(exc: BaseException) -> APIError:
             return BranchNotFoundError(detail)
         return TagNotFoundError(detail)
     if "ref conflict" in lowered or "already exists" in lowered:
+        if lowered.startswith("lanceerror(index): index name"):
+            # "Index name 'x' already exists[ with different fields]": first, as the
+            # name itself may hold "branch" or "tag".
+            return IndexAlreadyExistsError(detail)
         if "branch" in lowered:
             return BranchAlreadyExistsError(detail)
         if "tag" in lowered:

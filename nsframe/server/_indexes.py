@@ -14,7 +14,7 @@ from typing import Any
 from lance.dataset import LanceDataset
 
 from nsframe import _spec
-from nsframe.exceptions import IndexNotFoundError, InvalidInputError
+from nsframe.exceptions import IndexAlreadyExistsError, IndexNotFoundError, InvalidInputError
 from nsframe.server._catalog import MAIN_BRANCH, TableRef, normalize_branch
 from nsframe.server._errors import lance_errors
 from nsframe.server._fieldpath import ResolvedField, resolve, vector_kind
@@ -140,6 +140,8 @@ def _build(call: Call, *, scalar_only: bool) -> dict[str, Any]:
     else:
         options = {}
     before = {d.name for d in ds.describe_indices()}
+    if replace is False:
+        _check_name_free(call, before, name or f"{field.path}_idx")
     with TransactionLog.of(call.request).track(
         "CreateTableIndex", table=call.label, branch=normalize_branch(branch) or MAIN_BRANCH,
         column=field.path, index_type=index_type, name=name,
@@ -156,6 +158,20 @@ def _build(call: Call, *, scalar_only: bool) -> dict[str, Any]:
         created = _created_name(ds, before, name, field.path)
         txn.note(version=ds.version, index_name=created)
     return {"transaction_id": txn.id, "version": ds.version, "index_name": created}
+
+
+def _check_name_free(call: Call, existing: set[str], name: str) -> None:
+    """409 before any build work: index ``name`` exists and the request may not replace it.
+
+    Lance refuses this too, but only once the build has started, and its message speaks
+    of Python's ``replace=True``. An unnamed index is named ``<column>_idx`` (as Lance
+    names it), so a rebuild without a name is checked as well.
+    """
+    if name in existing:
+        raise IndexAlreadyExistsError(
+            f"Table {call.label!r} already has an index named {name!r}: choose another "
+            "name, or send replace true to rebuild it."
+        )
 
 
 def _created_name(ds: LanceDataset, before: set[str], name: str | None, path: str) -> str:
