@@ -452,6 +452,8 @@ READ_ROUTES = frozenset({
     ("GET", "/v1/table/{id}/count_rows"),
     ("POST", "/v1/table/{id}/count_rows"),
     ("POST", "/v1/table/{id}/query"),
+    ("GET", "/v1/table/{id}/stats"),
+    ("POST", "/v1/table/{id}/stats"),
     ("GET", "/v1/table/{id}/index/list"),
     ("POST", "/v1/table/{id}/index/list"),
     ("GET", "/v1/table/{id}/index/{index_name}/stats"),

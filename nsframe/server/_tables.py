@@ -1,4 +1,5 @@
-"""Table operations: create, declare, list, describe, exists, drop, count, insert, delete."""
+"""Table operations: create, declare, list, describe, exists, drop, count, stats, insert,
+delete."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from nsframe.server._catalog import Catalog, TableRef, normalize_branch
 from nsframe.server._errors import lance_errors
 from nsframe.server._handler import Call, route
 from nsframe.server._ids import format_id
+from nsframe.server._optimize import DEFAULT_TARGET_ROWS
 from nsframe.server._pagination import paginate, parse_limit
 from nsframe.server._request import (
     get_int,
@@ -248,6 +250,48 @@ def count_rows(call: Call) -> Response:
     return Response(json.dumps(n), media_type=_spec.JSON)
 
 
+def table_stats(call: Call) -> dict[str, Any]:
+    """`GetTableStats`, LanceDB's `Table.stats()`: size, rows, indexes and fragment layout
+    of the latest version of a branch.
+
+    Computed as LanceDB computes it: fragment ``lengths`` are physical rows (deleted rows
+    count until compaction removes them), percentiles are nearest-rank (the value at index
+    ``n * p // 100`` of the sorted lengths), the mean is rounded down. A fragment is small
+    when `optimize` would compact it for its size: fewer rows than its default target.
+    ``total_bytes`` is the size of the version's data files, from the manifest.
+    """
+    source: Any = call.body
+    if call.request.method == "GET":
+        source = {"branch": call.params.get("branch")}
+    ds = call.catalog.dataset(call.catalog.require_table(call.id),
+                              branch=get_str(source, "branch"))
+    with lance_errors(f"Reading the statistics of table {call.label!r} failed"):
+        fragments = ds.get_fragments()
+        lengths = sorted(f.physical_rows for f in fragments)
+        num_indices = len(ds.describe_indices())
+        # The manifest's summary; computed from the fragments where it lacks a member.
+        summary = ds.get_version().get("metadata") or {}
+        total_bytes = int(summary["total_files_size"]) if "total_files_size" in summary \
+            else sum(d.file_size_bytes or 0 for f in fragments for d in f.metadata.files)
+        num_rows = int(summary["total_rows"]) if "total_rows" in summary else ds.count_rows()
+    n = len(lengths)
+    return {
+        "total_bytes": total_bytes,
+        "num_rows": num_rows,
+        "num_indices": num_indices,
+        "fragment_stats": {
+            "num_fragments": n,
+            "num_small_fragments": sum(1 for rows in lengths if rows < DEFAULT_TARGET_ROWS),
+            "lengths": {
+                "min": lengths[0] if n else 0,
+                "max": lengths[-1] if n else 0,
+                "mean": sum(lengths) // n if n else 0,
+                **{f"p{p}": lengths[n * p // 100] if n else 0 for p in (25, 50, 75, 99)},
+            },
+        },
+    }
+
+
 # ---------------------------------------------------------------------- deleting
 def delete(call: Call) -> dict[str, Any]:
     predicate = get_str(call.body, "predicate", min_length=1)
@@ -277,6 +321,7 @@ routes = [
     route(_spec.TABLE_EXISTS, table_exists),
     route(_spec.TABLE_DROP, drop_table),
     route(_spec.TABLE_COUNT_ROWS, count_rows, ("GET", "POST")),
+    route(_spec.TABLE_STATS, table_stats, ("GET", "POST")),
     route(_spec.TABLE_INSERT, insert, json_body=False),
     route(_spec.TABLE_DELETE, delete),
 ]
