@@ -13,6 +13,7 @@ import pytest
 import nsframe
 from nsframe.exceptions import (
     BranchNotFoundError,
+    NotFoundError,
     SchemaMismatchError,
     TableNotFoundError,
     TagAlreadyExistsError,
@@ -338,12 +339,33 @@ def test_stats(conn: nsframe.Connection, ns: str) -> None:
     assert isinstance(stats.fragment_stats, nsframe.FragmentStatistics)
     assert stats.fragment_stats.num_fragments == 2
     assert stats.total_bytes is not None and stats.total_bytes > 30 * 4 * DIM
+    # The server's stats route answered, not the client's fallback: only it reports the
+    # rows per fragment (20 and 10; nearest-rank percentiles, mean rounded down).
+    assert stats.fragment_stats.num_small_fragments == 2
+    assert stats.fragment_stats.lengths == {"min": 10, "max": 20, "mean": 15, "p25": 10,
+                                            "p50": 20, "p75": 20, "p99": 20}
     # A branch handle reports its branch; a missing table is the table's error.
     exp = tbl.create_branch("exp")
     exp.delete("id >= 10")
     assert exp.stats().num_rows == 10 and tbl.stats().num_rows == 30
     with pytest.raises(TableNotFoundError):
         conn.table(f"{ns}$ghost").stats()
+
+
+def test_stats_on_a_server_without_the_route(conn: nsframe.Connection, ns: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    tbl = conn.create_table(f"{ns}$old", items(20))
+    tbl.insert(items(10, start=20))
+    served = tbl.stats()
+
+    def no_such_route(*args: object, **kwargs: object) -> object:
+        raise NotFoundError("There is no operation at /v1/table/x/stats.", status=404, code=0)
+
+    monkeypatch.setattr(conn.client, "table_stats", no_such_route)
+    fallback = tbl.stats()
+    assert (fallback.total_bytes, fallback.num_rows, fallback.num_indices) == \
+        (served.total_bytes, 30, 0)
+    assert fallback.fragment_stats == nsframe.FragmentStatistics(num_fragments=2)
 
 
 def test_stats_models_read_the_upstream_answer() -> None:
