@@ -131,6 +131,29 @@ def test_progress_true_draws_a_bar(conn: nsframe.Connection, ns: str,
     assert "insert" in err and "3.00k/3.00k" in err and "MB/s" in err
 
 
+def test_the_bar_moves_while_one_large_chunk_is_sent(
+        conn: nsframe.Connection, ns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tqdm.auto
+
+    shown: list[int] = []  # the bar's count after each of its updates
+
+    class RecordingBar(tqdm.auto.tqdm):  # type: ignore[misc, name-defined]
+        def update(self, n: float | None = 1) -> bool | None:
+            answer = super().update(n)
+            shown.append(int(self.n))
+            return answer
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", RecordingBar)
+    batches = (pa.RecordBatch.from_pandas(frame(500, i * 500), preserve_index=False)
+               for i in range(6))
+    tbl = conn.create_table(f"{ns}$one", schema=to_source(frame(1)).schema)
+    result = tbl.insert(batches, chunk_size=1 << 30, progress=True)
+    assert result.raw["chunks"] == 1 and tbl.count_rows() == 3_000
+    # One commit, yet the bar went up batch by batch as the rows were sent.
+    assert list(dict.fromkeys(n for n in shown if n)) == [500, 1_000, 1_500, 2_000, 2_500,
+                                                          3_000]
+
+
 def test_no_bar_unless_asked_or_large_and_watched(conn: nsframe.Connection, ns: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     tbl = frame(3_000).ns.to_table(f"{ns}$big", conn=conn, chunk_size=CHUNK)  # None
