@@ -134,10 +134,17 @@ def to_vector(column: Any, name: str, dim: int) -> Any:
         # pandas turns NaN in lists into nulls, so a null here may have been a NaN.
         raise ValueError(f"Column {name!r} has a missing number (null or NaN) inside a "
                          "vector: make the whole vector null, or fill the missing numbers.")
-    if pa.types.is_floating(t.value_type) and pc.any(pc.is_nan(values)).as_py():
+    if pa.types.is_floating(t.value_type) and _has_nan(values):
         raise ValueError(f"Column {name!r} has NaN inside a vector: vector search cannot rank "
                          "NaN; drop or fill those rows (or make the vector null).")
     return column.cast(vector_type(dim))
+
+
+def _has_nan(values: Any) -> bool:
+    # A sum is NaN only when a value is, or when +inf and -inf both occur; it costs half
+    # of is_nan's pass (no boolean array), so the exact check runs only when it is NaN.
+    total = pc.sum(values).as_py()
+    return total is not None and total != total and pc.any(pc.is_nan(values)).as_py()
 
 
 def _missing(value: Any) -> bool:

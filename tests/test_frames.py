@@ -97,6 +97,20 @@ def test_nan_inside_a_numpy_vector_is_refused() -> None:
     assert _frames.to_table(frame.iloc[[0, 2]]).column("v").to_pylist() == [[1.0, 2.0], None]
 
 
+def test_infinities_are_not_taken_for_nan() -> None:
+    # +inf and -inf together sum to NaN: the quick NaN check must not refuse them.
+    inf = float("inf")
+    for data in ({"v": [[inf, 1.0], [-inf, 2.0]]},
+                 pl.DataFrame({"v": [[inf, -inf], [0.0, 1.0]]},
+                              schema={"v": pl.Array(pl.Float32, 2)})):
+        table = _frames.to_table(data)
+        assert table.schema.field("v").type == pa.list_(pa.float32(), 2)
+        assert table.column("v").to_pylist() in ([[inf, 1.0], [-inf, 2.0]],
+                                                 [[inf, -inf], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="NaN inside a vector"):
+        _frames.to_table({"v": [[inf, -inf], [float("nan"), 1.0]]})
+
+
 def test_ragged_object_arrays_stay_lists_unless_named() -> None:
     frame = pd.DataFrame({"v": [np.array([1.0, 2.0]), np.array([3.0])]})
     assert pa.types.is_list(_frames.to_table(frame).schema.field("v").type)
