@@ -45,6 +45,18 @@ def join_id(parts: Iterable[str], delimiter: str = _spec.DEFAULT_DELIMITER) -> s
     return delimiter.join(parts) if parts else delimiter
 
 
+def paged(fetch: Callable[[str | None], dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Every page of a listing: ``fetch(page_token)`` from no token until the answer
+    carries a null, missing or empty ``page_token`` (the spec's end of a listing)."""
+    token: str | None = None
+    while True:
+        page = fetch(token)
+        yield page
+        token = page.get("page_token") or None
+        if token is None:
+            return
+
+
 def retry_after(value: str | None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
     if not value:

@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nsframe._http import Client, join_id
+from nsframe._http import Client, join_id, paged
 from nsframe.exceptions import NsframeError
 
 if TYPE_CHECKING:
     from nsframe._table import Table
 
 
-def list_all(fetch: Any, key: str) -> list[str]:
+def list_all(fetch: Callable[[str | None], dict[str, Any]], key: str) -> list[str]:
     """Every item of a paged listing: follow ``page_token`` until it is empty."""
-    items: list[str] = []
-    token: str | None = None
-    while True:
-        page = fetch(token)
-        items.extend(str(x) for x in page.get(key) or [])
-        token = page.get("page_token") or None
-        if token is None:
-            return items
+    return [str(x) for page in paged(fetch) for x in page.get(key) or []]
 
 
 class Namespace:

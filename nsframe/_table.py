@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from nsframe import _frames
-from nsframe._http import Client, join_id
+from nsframe._http import Client, join_id, paged
 from nsframe._models import (
     Branch,
     IndexInfo,
@@ -402,14 +402,11 @@ class Table:
     # ------------------------------------------------------------------ versions
     def versions(self) -> list[Version]:
         """Every version of this handle's branch, oldest first (LanceDB ``list_versions``)."""
-        found: list[Version] = []
-        token: str | None = None
-        while True:
-            page = self._client.list_versions(self.id, branch=self._ref.branch, page_token=token)
-            found.extend(Version.from_json(v) for v in page.get("versions") or [])
-            token = page.get("page_token") or None
-            if token is None:
-                return sorted(found, key=lambda v: v.version)
+        found = [Version.from_json(v)
+                 for page in paged(lambda token: self._client.list_versions(
+                     self.id, branch=self._ref.branch, page_token=token))
+                 for v in page.get("versions") or []]
+        return sorted(found, key=lambda v: v.version)
 
     list_versions = versions
 
@@ -427,24 +424,20 @@ class Table:
         entry = answer.get("version")
         if not isinstance(entry, dict):
             raise ResponseDecodeError(f"describe_version of {self.id!r} answered {answer!r}, "
-                               "without a version object.")
+                                      "without a version object.")
         return Version.from_json(entry)
 
     def tags(self) -> dict[str, Tag]:
         """Every tag of the table, by name."""
         found: dict[str, Tag] = {}
-        token: str | None = None
-        while True:
-            page = self._client.list_tags(self.id, page_token=token)
+        for page in paged(lambda token: self._client.list_tags(self.id, page_token=token)):
             entries = page.get("tags")
             if not isinstance(entries, dict):
                 # LanceDB servers answer a bare map of tags, without the "tags" member.
                 entries = {k: v for k, v in page.items() if isinstance(v, dict)}
             for name, data in sorted(entries.items()):
                 found[name] = Tag.from_json(name, data)
-            token = page.get("page_token") or None
-            if token is None:
-                return found
+        return found
 
     def create_tag(self, tag: str, version: int | None = None) -> Tag:
         """Name a version (default: the version this handle reads) of this handle's branch."""
@@ -468,15 +461,11 @@ class Table:
     def branches(self) -> dict[str, Branch]:
         """Every named branch of the table (main is implied), by name."""
         found: dict[str, Branch] = {}
-        token: str | None = None
-        while True:
-            page = self._client.list_branches(self.id, page_token=token)
+        for page in paged(lambda token: self._client.list_branches(self.id, page_token=token)):
             entries = page.get("branches")
             for name, data in sorted(entries.items() if isinstance(entries, dict) else []):
                 found[name] = Branch.from_json(name, data if isinstance(data, dict) else {})
-            token = page.get("page_token") or None
-            if token is None:
-                return found
+        return found
 
     def create_branch(self, name: str, from_version: int | None = None) -> Table:
         """Fork a branch from this handle's branch (at ``from_version``, or its pinned or
@@ -527,15 +516,12 @@ class Table:
 
     def list_indices(self) -> list[IndexInfo]:
         """The indexes of the table."""
-        found: list[IndexInfo] = []
-        token: str | None = None
-        while True:
-            page = self._client.list_indices(self.id, version=self._ref.version,
-                                             branch=self._ref.branch, page_token=token)
-            found.extend(IndexInfo.from_json(i) for i in page.get("indexes") or [])
-            token = page.get("page_token") or None
-            if token is None:
-                return sorted(found, key=lambda i: i.name)
+        found = [IndexInfo.from_json(i)
+                 for page in paged(lambda token: self._client.list_indices(
+                     self.id, version=self._ref.version, branch=self._ref.branch,
+                     page_token=token))
+                 for i in page.get("indexes") or []]
+        return sorted(found, key=lambda i: i.name)
 
     def index_stats(self, name: str) -> dict[str, Any]:
         """Statistics of one index, as the server reports them."""
