@@ -111,6 +111,17 @@ def test_infinities_are_not_taken_for_nan() -> None:
         _frames.to_table({"v": [[inf, -inf], [float("nan"), 1.0]]})
 
 
+def test_float16_vectors_are_checked_and_widened() -> None:
+    half = pa.list_(pa.float16(), 2)
+    good = pa.table({"v": pa.array([[np.float16(1), np.float16(-2)], None], half)})
+    table = _frames.to_source(good, vector_columns={"v": 2}).reader().read_all()
+    assert table.schema.field("v").type == pa.list_(pa.float32(), 2)
+    assert table.column("v").to_pylist() == [[1.0, -2.0], None]
+    bad = pa.table({"v": pa.array([[np.float16("nan"), np.float16(0)]], half)})
+    with pytest.raises(ValueError, match="NaN inside a vector"):
+        _frames.to_source(bad, vector_columns={"v": 2})
+
+
 def test_ragged_object_arrays_stay_lists_unless_named() -> None:
     frame = pd.DataFrame({"v": [np.array([1.0, 2.0]), np.array([3.0])]})
     assert pa.types.is_list(_frames.to_table(frame).schema.field("v").type)
