@@ -17,6 +17,7 @@ from starlette.datastructures import QueryParams
 
 from nsframe import _spec
 from nsframe.exceptions import ForbiddenError
+from nsframe.server._ids import get_delimiter
 
 READ_TEMPLATES = frozenset({
     _spec.NAMESPACE_LIST,
@@ -90,12 +91,10 @@ class Operation:
 
 def classify(method: str, path: str, query_string: bytes = b"") -> Operation:
     """Classify a request by its (decoded, slash-stripped) path and query string."""
-    # Parsed exactly as the handlers parse it (Starlette: the last of repeated values
+    # Parsed by the handlers' own function (Starlette: the last of repeated values
     # wins): a different reading would let `?delimiter=f&delimiter=$` pass the scope as
-    # `sales` + `orce$t` and reach table `t` of namespace `salesforce`. An empty
-    # delimiter is refused by the handler, so the default is safe here.
-    delimiter = QueryParams(query_string.decode("latin-1")).get("delimiter") \
-        or _spec.DEFAULT_DELIMITER
+    # `sales` + `orce$t` and reach table `t` of namespace `salesforce`.
+    delimiter = get_delimiter(QueryParams(query_string.decode("latin-1")))
     for template, pattern in _TEMPLATES:
         match = pattern.match(path)
         if match is None:
