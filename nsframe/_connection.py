@@ -10,7 +10,7 @@ import contextlib
 import html
 import os
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -137,17 +137,11 @@ class Connection:
         ``mode``: create (fail if it exists), exist_ok or overwrite.
         """
         table = self.table(ident)
-        if data is None and schema is None:
+        body = _arrow_body(data, schema)
+        if body is None:
             self._client.declare_table(table.id, properties=properties)
-            return table
-        import pyarrow as pa
-
-        if data is None:
-            reader = pa.RecordBatchReader.from_batches(schema, [])
         else:
-            reader = _frames.to_reader(data, schema)
-        self._client.create_table(table.id, _frames.ipc_stream_chunks(reader), mode=mode,
-                                  properties=properties)
+            self._client.create_table(table.id, body, mode=mode, properties=properties)
         return table
 
     def drop_table(self, ident: str) -> None:
@@ -168,16 +162,7 @@ class Connection:
         from ``data`` and/or an Arrow ``schema``; with neither the request has no body,
         which (on nsframe's server) only declares the table."""
         table = self.table(ident)
-        if data is None and schema is None:
-            self._client.create_database_table(table.id)
-            return table
-        import pyarrow as pa
-
-        if data is None:
-            reader = pa.RecordBatchReader.from_batches(schema, [])
-        else:
-            reader = _frames.to_reader(data, schema)
-        self._client.create_database_table(table.id, _frames.ipc_stream_chunks(reader))
+        self._client.create_database_table(table.id, _arrow_body(data, schema))
         return table
 
     def transaction(self, transaction_id: str) -> Transaction:
@@ -203,6 +188,20 @@ class Connection:
 
 def _is_remote(url: str) -> bool:
     return url.startswith(("http://", "https://"))
+
+
+def _arrow_body(data: Any, schema: Any) -> Iterator[bytes] | None:
+    """A create request's body: ``data`` (or an empty table of ``schema``) as an Arrow
+    IPC stream, or None when there is neither (a request with no body)."""
+    if data is None and schema is None:
+        return None
+    if data is None:
+        import pyarrow as pa
+
+        reader = pa.RecordBatchReader.from_batches(schema, [])
+    else:
+        reader = _frames.to_reader(data, schema)
+    return _frames.ipc_stream_chunks(reader)
 
 
 def connect(

@@ -116,11 +116,6 @@ class Progress:
             self._pending is not None
 
     @property
-    def bar(self) -> Any:
-        """The tqdm bar, once one is shown (None before and without one)."""
-        return self._bar
-
-    @property
     def _shown_rows(self) -> int:
         return max(self.rows, self._sent_rows)
 
