@@ -264,6 +264,61 @@ def test_fuzzy_max_expansions(http: requests.Session, base_url: str,
     assert ids in (rows_with(data, "dog"), rows_with(data, "fox"))
 
 
+def test_fuzziness_above_the_bound_is_refused(
+        http: requests.Session, base_url: str, docs: tuple[str, pa.Table, bool]) -> None:
+    table, _, indexed = docs
+    before = table_version(http, base_url, table)
+    # Lance's index fails at 3 edits for words of a dozen letters; an unindexed column
+    # would once have looped over every length up to 10**9. Both are refused alike.
+    for fuzziness in (3, 10**9):
+        for body in (
+            structured({"match": {"terms": "gardn", "column": "text", "fuzziness": fuzziness}}),
+            structured({"multi_match": {"match_queries": [
+                {"terms": "gardn", "column": "text"},
+                {"terms": "gardn", "column": "title", "fuzziness": fuzziness}]}}),
+        ):
+            detail = assert_error(query_raw(http, base_url, table, body), 400, 13)["detail"]
+            assert f"fuzziness is {fuzziness}" in detail and "0 to 2" in detail, detail
+    assert table_version(http, base_url, table) == before
+    assert len(ok(post(http, base_url, table, "index/list"))["indexes"]) == (2 if indexed else 0)
+
+
+def test_fuzzy_match_of_a_word_too_long_for_the_index(
+        http: requests.Session, base_url: str, docs: tuple[str, pa.Table, bool]) -> None:
+    table, _, indexed = docs
+    # 2 edits on a 60-letter word outgrow the automaton of Lance's index: a 400, not a 500.
+    word = "".join(np.random.default_rng(0).choice(list("abcdefghijklmnopqrstuvwxyz"), 60))
+    resp = query_raw(http, base_url, table, structured(
+        {"match": {"terms": word, "column": "text", "fuzziness": 2}}))
+    if indexed:
+        assert "fuzziness 1 or 0" in assert_error(resp, 400, 13)["detail"]
+    else:
+        assert resp.status_code == 200, resp.text
+    assert query(http, base_url, table, structured(
+        {"match": {"terms": word, "column": "text", "fuzziness": 1}})).num_rows == 0
+
+
+def test_fuzzy_without_index_keeps_the_closest_expansions(
+        http: requests.Session, base_url: str, ns: str) -> None:
+    table = f"{ns}$near"
+    create_table(http, base_url, table, pa.table({
+        "id": pa.array(range(6)), "text": pa.array(["fox", "fog", "dog", "box", "fx", "ox"])}))
+
+    def expand(max_expansions: int) -> list[int]:
+        result = query(http, base_url, table, structured(
+            {"match": {"terms": "fox", "column": "text", "fuzziness": 2,
+                       "max_expansions": max_expansions}}))
+        return sorted(result["id"].to_pylist())
+
+    # "fox" itself first, then the words one edit away in alphabetical order (box, fog,
+    # fx, ox), then those two away (dog).
+    assert expand(1) == [0]
+    assert expand(2) == [0, 3]
+    assert expand(4) == [0, 1, 3, 4]
+    assert expand(5) == [0, 1, 3, 4, 5]
+    assert expand(50) == list(range(6))
+
+
 def test_fuzzy_without_index_follows_the_table_version(
         http: requests.Session, base_url: str, ns: str) -> None:
     table = f"{ns}$words"

@@ -74,6 +74,13 @@ def translate(exc: BaseException) -> APIError:
         return ConcurrentModificationError(
             f"Another write to this table committed first ({detail}): retry the request."
         )
+    if "levenshtein automaton exceeds" in lowered:
+        # An FTS index matches fuzzily through an automaton of bounded size, which a long
+        # word at 2 edits (about 45 letters) outgrows: the request asks too much of it.
+        return InvalidInputError(
+            "A word of the full-text query is too long to match fuzzily with the index at "
+            "this fuzziness: send fuzziness 1 or 0 for it."
+        )
     if "no field named" in lowered:
         # DataFusion calls an unknown column in a filter a "Schema error"; it is the
         # expression that is wrong, not the data, so InvalidInput rather than code 20.

@@ -37,6 +37,11 @@ from nsframe.server._fieldpath import resolve, text_fields
 from nsframe.server._request import get_dict, get_float, get_int, get_str
 
 QUERY_KINDS = ("match", "phrase", "boost", "multi_match", "boolean")
+# The most edits a fuzzy match may allow. Lance's FTS index matches through a Levenshtein
+# automaton of at most 10,000 states, which at 2 edits holds words of about 45 letters,
+# at 3 only about 12 and at 4 about 7 (longer words fail the query). 2 holds for words
+# as they come, and is Elasticsearch's bound too; unindexed columns get the same one.
+MAX_FUZZINESS = 2
 
 
 @dataclass
@@ -156,6 +161,11 @@ class TextQueryBuilder:
         assert terms is not None
         # Missing means exact matching; an explicit null means automatic fuzziness.
         fuzziness = get_int(spec, "fuzziness") if "fuzziness" in spec else 0
+        if fuzziness is not None and fuzziness > MAX_FUZZINESS:
+            raise InvalidInputError(
+                f"{where}.fuzziness is {fuzziness}: it must be 0 to {MAX_FUZZINESS} edits "
+                "(or null, automatic by word length)."
+            )
         operator = _operator(spec.get("operator"), where)
         options: dict[str, Any] = {
             "boost": _positive(get_float(spec, "boost"), f"{where}.boost", 1.0),
@@ -181,8 +191,8 @@ class TextQueryBuilder:
         groups: list[list[str]] = []
         for word in tokenize(terms):
             edits = _auto_fuzziness(word) if fuzziness is None else fuzziness
-            near = words.near(word, edits, options["prefix_length"])
-            groups.append([w for _, w in sorted(near)[: options["max_expansions"]]] or [word])
+            groups.append(words.near(word, edits, options["prefix_length"],
+                                     options["max_expansions"]) or [word])
         if not groups:
             return MatchQuery(terms, column, boost=options["boost"])
 
@@ -339,22 +349,49 @@ class Vocabulary:
                 codes = self._codes[length] = flat.reshape(len(group), length)
             return codes
 
-    def near(self, word: str, edits: int, prefix_length: int = 0) -> list[tuple[int, str]]:
-        """(edit distance, word) for every word within ``edits`` edits of ``word`` that
-        starts with the first ``prefix_length`` characters of ``word``."""
+    def near(self, word: str, edits: int, prefix_length: int = 0,
+             limit: int | None = None) -> list[str]:
+        """The words within ``edits`` edits of ``word`` that start with its first
+        ``prefix_length`` characters: nearest first, ties in alphabetical order, the first
+        ``limit`` of them (all without a limit). Only those are decoded to strings."""
         query = np.frombuffer(word.encode("utf-32-le"), dtype=np.uint32)
         prefix = query[:prefix_length]
-        found: list[tuple[int, str]] = []
-        for length in range(max(1, len(query) - edits), len(query) + edits + 1):
-            if length not in self._groups or length < len(prefix):
+        width = len(query) + edits
+        found: list[np.ndarray] = []
+        distances: list[np.ndarray] = []
+        for length in sorted(self._groups):
+            if abs(length - len(query)) > edits or length < len(prefix):
                 continue
             codes = self._matrix(length)
             if len(prefix):
                 codes = codes[np.all(codes[:, : len(prefix)] == prefix, axis=1)]
             distance = edit_distances(query, codes, edits)
-            for row in np.nonzero(distance <= edits)[0]:
-                found.append((int(distance[row]), codes[row].tobytes().decode("utf-32-le")))
-        return found
+            within = distance <= edits
+            # Padded with code point 0, below any character of a word: a word sorts
+            # before the longer ones it begins, as strings do.
+            padded = np.zeros((int(within.sum()), width), dtype=np.uint32)
+            padded[:, :length] = codes[within]
+            found.append(padded)
+            distances.append(distance[within])
+        if not found:
+            return []
+        codes, distance = np.concatenate(found), np.concatenate(distances)
+        return [codes[row].tobytes().decode("utf-32-le").rstrip("\0")
+                for row in _closest(codes, distance, limit)]
+
+
+def _closest(codes: np.ndarray, distance: np.ndarray, limit: int | None) -> np.ndarray:
+    """The rows of the ``limit`` smallest distances, ordered by distance, then by their
+    code points (alphabetically), which also decide the ties at the limit."""
+    if limit is not None and limit <= 0:
+        return np.empty(0, dtype=np.intp)
+    rows = np.arange(len(distance))
+    if limit is not None and limit < len(distance):
+        # Every row nearer than the limit-th distance is kept; those at it compete.
+        cut = np.partition(distance, limit - 1)[limit - 1]
+        rows = rows[distance <= cut]
+    order = np.lexsort([*codes[rows].T[::-1], distance[rows]])
+    return rows[order[:limit]]
 
 
 def edit_distances(query: np.ndarray, words: np.ndarray, limit: int) -> np.ndarray:
