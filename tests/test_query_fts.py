@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -340,6 +343,25 @@ def test_fuzzy_without_index_follows_the_table_version(
                    "prefix_length": 1}}))["id"].to_pylist() == [3]
 
 
+def count_scans(monkeypatch: pytest.MonkeyPatch,
+                before: Callable[[], None] | None = None) -> list[str]:
+    """The columns whose words the in-process server reads for fuzzy matching, in order;
+    ``before`` runs ahead of each read."""
+    from nsframe.server import _fts
+
+    scans: list[str] = []
+    read = _fts._distinct_words
+
+    def counted(ds: Any, column: str) -> pa.Array:
+        scans.append(column)
+        if before is not None:
+            before()
+        return read(ds, column)
+
+    monkeypatch.setattr(_fts, "_distinct_words", counted)
+    return scans
+
+
 def test_fuzzy_without_index_has_a_vocabulary_bound(
         http: requests.Session, base_url: str, ns: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -349,12 +371,76 @@ def test_fuzzy_without_index_has_a_vocabulary_bound(
     create_table(http, base_url, table, pa.table({
         "id": pa.array(range(ROWS)), "text": pa.array(sentences(ROWS))}))
     monkeypatch.setattr(_fts, "MAX_VOCABULARY", 5)
+    scans = count_scans(monkeypatch)
     body = structured({"match": {"terms": "gardn", "column": "text", "fuzziness": 1}})
     detail = assert_error(query_raw(http, base_url, table, body), 400, 13)["detail"]
     assert "FTS" in detail and "text" in detail
+    # The refusal is remembered for this version: later fuzzy queries get it at once.
+    again = structured({"match": {"terms": "thundr", "column": "text", "fuzziness": 2}})
+    for repeat in (body, again, body):
+        assert assert_error(query_raw(http, base_url, table, repeat), 400, 13)["detail"] == detail
+    assert len(scans) == 1
     # Exact matching still reads the column without a vocabulary.
     exact = structured({"match": {"terms": "garden", "column": "text"}})
     assert query(http, base_url, table, exact).num_rows == 10
+
+
+
+def test_fuzzy_without_index_reads_the_words_once_for_concurrent_queries(
+        http: requests.Session, base_url: str, ns: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from nsframe.server import _fts
+
+    table = f"{ns}$busy"
+    data = pa.table({"id": pa.array(range(ROWS)), "text": pa.array(sentences(ROWS))})
+    create_table(http, base_url, table, data)
+    clients = 6
+    arrived = threading.Semaphore(0)
+    lookup = _fts.vocabulary
+
+    def counted_lookup(ds: Any, column: str) -> Any:
+        arrived.release()
+        return lookup(ds, column)
+
+    def wait_for_everyone() -> None:
+        # The first read holds on until every query wants the words, so that none of
+        # them can find a finished vocabulary.
+        for _ in range(clients):
+            assert arrived.acquire(timeout=10)
+
+    monkeypatch.setattr(_fts, "vocabulary", counted_lookup)
+    scans = count_scans(monkeypatch, before=wait_for_everyone)
+    body = structured({"match": {"terms": "gardn", "column": "text", "fuzziness": 1}},
+                      k=ROWS)
+
+    def ask(_: int) -> list[int]:
+        with requests.Session() as own:
+            return sorted(query(own, base_url, table, body)["id"].to_pylist())
+
+    with ThreadPoolExecutor(clients) as pool:
+        answers = list(pool.map(ask, range(clients)))
+    assert scans == ["text"]
+    assert answers == [rows_with(data, "garden")] * clients and answers[0]
+
+def test_fuzzy_without_index_reads_again_after_a_failed_read(
+        http: requests.Session, base_url: str, ns: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    table = f"{ns}$flaky"
+    create_table(http, base_url, table, pa.table({
+        "id": pa.array([1, 2]), "text": pa.array(["a garden", "the river"])}))
+    failures = [RuntimeError("the storage went away")]
+
+    def fail_once() -> None:
+        if failures:
+            raise failures.pop()
+
+    scans = count_scans(monkeypatch, before=fail_once)
+    body = structured({"match": {"terms": "gardn", "column": "text", "fuzziness": 1}})
+    assert_error(query_raw(http, base_url, table, body), 500, 18)
+    # Only a refusal for too many words is remembered: this failure is not.
+    assert query(http, base_url, table, body)["id"].to_pylist() == [1]
+    assert query(http, base_url, table, body)["id"].to_pylist() == [1]
+    assert scans == ["text", "text"]
 
 
 def test_text_query_with_filter_and_prefilter(http: requests.Session, base_url: str,

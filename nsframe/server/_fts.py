@@ -338,7 +338,6 @@ class Vocabulary:
         }
         self._codes: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
-        self.size = len(words)
 
     def _matrix(self, length: int) -> np.ndarray:
         with self._lock:
@@ -422,26 +421,64 @@ def edit_distances(query: np.ndarray, words: np.ndarray, limit: int) -> np.ndarr
     return out
 
 
-_vocabularies: OrderedDict[tuple[Any, ...], Vocabulary] = OrderedDict()
+class _Build:
+    """One reading of a column's words, which concurrent queries on its key wait for.
+
+    It ends with the vocabulary, or the refusal of a column with too many words, or
+    neither (the read failed otherwise, and the build is forgotten)."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.words: Vocabulary | None = None
+        self.refusal: str | None = None
+
+
+_vocabularies: OrderedDict[tuple[Any, ...], _Build] = OrderedDict()
 _vocabularies_lock = threading.Lock()
 
 
 def vocabulary(ds: LanceDataset, column: str) -> Vocabulary:
     """The distinct words of ``column`` in this version of ``ds``, read once and cached
-    (keyed by location, version and commit time, so a branch or a rewrite is new)."""
+    (keyed by location, version and commit time, so a branch or a rewrite is new).
+
+    The first query on a key reads the column and the others wait for it. A column with
+    too many words is remembered as such: later queries are refused without reading it.
+    """
     key = (ds.uri, ds.version, ds.get_version()["timestamp"], column)
-    with _vocabularies_lock:
-        found = _vocabularies.get(key)
-        if found is not None:
-            _vocabularies.move_to_end(key)
-            return found
-    built = Vocabulary(_distinct_words(ds, column))
-    with _vocabularies_lock:
-        _vocabularies[key] = built
-        _vocabularies.move_to_end(key)
-        while len(_vocabularies) > VOCABULARY_CACHE_SIZE:
-            _vocabularies.popitem(last=False)
-    return built
+    while True:
+        with _vocabularies_lock:
+            build = _vocabularies.get(key)
+            reader = build is None
+            if build is None:
+                build = _vocabularies[key] = _Build()
+                while len(_vocabularies) > VOCABULARY_CACHE_SIZE:
+                    _vocabularies.popitem(last=False)
+            else:
+                _vocabularies.move_to_end(key)
+        if reader:
+            _read(build, key, ds, column)
+        build.done.wait()
+        if build.words is not None:
+            return build.words
+        if build.refusal is not None:
+            raise InvalidInputError(build.refusal)
+        # The reader failed and forgot the build: read again (or wait for who does).
+
+
+def _read(build: _Build, key: tuple[Any, ...], ds: LanceDataset, column: str) -> None:
+    """Read the words of ``build``; a failure other than too many words is raised to
+    the reader alone, and forgotten so that the next query reads again."""
+    try:
+        build.words = Vocabulary(_distinct_words(ds, column))
+    except InvalidInputError as refusal:  # only _check_size raises it
+        build.refusal = refusal.detail
+    except BaseException:
+        with _vocabularies_lock:
+            if _vocabularies.get(key) is build:
+                del _vocabularies[key]
+        raise
+    finally:
+        build.done.set()
 
 
 def _distinct_words(ds: LanceDataset, column: str) -> pa.Array:
