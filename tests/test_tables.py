@@ -337,6 +337,40 @@ def test_describe_tracks_versions(http: requests.Session, base_url: str, ns: str
                  400, 13)
 
 
+def test_row_counts_come_from_the_manifest(
+        http: requests.Session, base_url: str, ns: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from lance.dataset import LanceDataset
+
+    assert _create(http, base_url, f"{ns}$t", _rows(4)).status_code == 200
+    counted: list[int] = []
+    count_rows = LanceDataset.count_rows
+
+    def counting(self: LanceDataset, *args: Any, **kwargs: Any) -> int:
+        counted.append(1)
+        return count_rows(self, *args, **kwargs)
+
+    monkeypatch.setattr(LanceDataset, "count_rows", counting)
+    stats_url = f"{base_url}/v1/table/{ns}$t/stats"
+    # The summary has total_rows: describe and stats read it and count nothing.
+    assert _describe(http, base_url, f"{ns}$t")["stats"]["num_rows"] == 4
+    assert http.post(stats_url, json={}).json()["num_rows"] == 4
+    assert counted == []
+    # A summary without it (an older manifest): the rows are counted, once per answer.
+    get_version = LanceDataset.get_version
+
+    def without_total(self: LanceDataset) -> dict[str, Any]:
+        version: dict[str, Any] = get_version(self)
+        metadata = {k: v for k, v in (version.get("metadata") or {}).items()
+                    if k != "total_rows"}
+        return {**version, "metadata": metadata}
+
+    monkeypatch.setattr(LanceDataset, "get_version", without_total)
+    assert _describe(http, base_url, f"{ns}$t")["stats"]["num_rows"] == 4
+    assert http.post(stats_url, json={}).json()["num_rows"] == 4
+    assert counted == [1, 1]
+
+
 def test_exists_and_missing(http: requests.Session, base_url: str, ns: str) -> None:
     assert not _exists(http, base_url, f"{ns}$t")
     assert_error(http.post(f"{base_url}/v1/table/{ns}$t/exists", json={}), 404, 4)

@@ -205,8 +205,7 @@ def describe_table(call: Call) -> dict[str, Any]:
 
 def describe_dataset(ds: LanceDataset) -> dict[str, Any]:
     """Version, schema and row statistics, from the manifest already in memory."""
-    summary = ds.get_version().get("metadata") or {}
-    num_rows = int(summary.get("total_rows", ds.count_rows()))
+    summary, num_rows = version_summary(ds)
     return {
         "version": ds.version,
         "schema": schema_to_json(ds.schema),
@@ -218,6 +217,14 @@ def describe_dataset(ds: LanceDataset) -> dict[str, Any]:
         },
         "metadata": {str(k): str(v) for k, v in summary.items()},
     }
+
+
+def version_summary(ds: LanceDataset) -> tuple[dict[str, Any], int]:
+    """The manifest's summary of this version (``total_rows``, ``total_files_size``, ...)
+    and its number of rows: the summary's, counted only when the summary lacks it."""
+    summary: dict[str, Any] = ds.get_version().get("metadata") or {}
+    num_rows = int(summary["total_rows"]) if "total_rows" in summary else ds.count_rows()
+    return summary, num_rows
 
 
 def table_exists(call: Call) -> Response:
@@ -270,10 +277,9 @@ def table_stats(call: Call) -> dict[str, Any]:
         lengths = sorted(f.physical_rows for f in fragments)
         num_indices = len(ds.describe_indices())
         # The manifest's summary; computed from the fragments where it lacks a member.
-        summary = ds.get_version().get("metadata") or {}
+        summary, num_rows = version_summary(ds)
         total_bytes = int(summary["total_files_size"]) if "total_files_size" in summary \
             else sum(d.file_size_bytes or 0 for f in fragments for d in f.metadata.files)
-        num_rows = int(summary["total_rows"]) if "total_rows" in summary else ds.count_rows()
     n = len(lengths)
     return {
         "total_bytes": total_bytes,
