@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 import pyarrow as pa
+import pytest
 import requests
 from conftest import assert_error, ipc_stream, read_ipc_file
 
@@ -326,3 +327,28 @@ def test_failed_index_build_is_a_failed_transaction(
     ):
         assert refused.status_code in (400, 404), refused.text
         assert "x-transaction-id" not in refused.headers
+
+
+def test_unexpected_failure_in_a_transaction_carries_its_id(
+    http: requests.Session, base_url: str, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nsframe.server._catalog import Catalog
+
+    t = f"{ns}$buggy"
+    create(http, base_url, t, [1, 2, 3])
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("a bug after the build, outside lance_errors")
+
+    # Our own failure once Lance has built the index: still a 500, now with the id.
+    monkeypatch.setattr(Catalog, "remember", broken)
+    resp = post(http, base_url, t, "create_scalar_index", {"column": "id", "index_type": "BTREE"})
+    monkeypatch.undo()
+    body = assert_error(resp, 500, 18)
+    assert "lance_errors" not in body["detail"]
+    txn = describe_transaction(http, base_url, resp.headers["x-transaction-id"])
+    assert txn["status"] == "Failed"
+    props = txn["properties"]
+    assert props["operation"] == "CreateTableIndex"
+    assert props["error"] == body["detail"]
+    assert props["error_status"] == "500" and props["error_code"] == "18"

@@ -22,7 +22,8 @@ from typing import Any
 
 from starlette.requests import Request
 
-from nsframe.exceptions import APIError
+from nsframe.exceptions import APIError, ServerError
+from nsframe.server._errors import log
 
 STATUSES = ("Queued", "Running", "Succeeded", "Failed", "Canceled")
 MAX_KEPT = 10_000
@@ -64,17 +65,22 @@ class TransactionLog:
         Failed if it raises.
 
         A failure records what the client was told (``error``, ``error_status``,
-        ``error_code``) and adds the transaction id to the error's headers.
+        ``error_code``) and adds the transaction id to the error's headers. An exception
+        other than an `APIError` (Lance's are translated inside `lance_errors`, so this
+        is our own bug) becomes the 500 the app would have answered, with the id too.
         """
         txn = self.start(operation, **properties)
         try:
             yield txn
-        except APIError as error:
+        except Exception as exc:
+            error = exc if isinstance(exc, APIError) else _unexpected(exc, txn)
             # The detail is the one sent to the client: already free of paths and secrets.
             self.finish(txn, ok=False, error=error.detail, error_status=error.status,
                         error_code=error.code)
             error.headers = {**error.headers, TRANSACTION_HEADER: txn.id}
-            raise
+            if error is exc:
+                raise
+            raise error from exc
         except BaseException:
             self.finish(txn, ok=False, error=UNEXPECTED)
             raise
@@ -99,3 +105,8 @@ class TransactionLog:
     def get(self, txn_id: str) -> Transaction | None:
         with self._lock:
             return self._items.get(txn_id)
+
+
+def _unexpected(exc: Exception, txn: Transaction) -> ServerError:
+    log.error("unexpected error in transaction %s (%s)", txn.id, txn.operation, exc_info=exc)
+    return ServerError(UNEXPECTED)
