@@ -90,13 +90,20 @@ def test_ivf_pq_recall_and_build_parameters(http: requests.Session, base_url: st
                        bypass_vector_index=True) == 1.0
 
 
-def test_ivf_hnsw_sq_recall_with_ef(http: requests.Session, base_url: str, ns: str) -> None:
-    table = f"{ns}$hnsw"
+def hnsw_table(http: requests.Session, base_url: str, table: str, *, num_partitions: int,
+               m: int, ef_construction: int) -> np.ndarray:
+    """A generated 3,000-row table with an IVF_HNSW_SQ index (l2) built as asked."""
     data = make_table(http, base_url, table, rows=3000)
     ok(post(http, base_url, table, "create_index", {
-        "column": "vec", "index_type": "ivf_hnsw_sq", "num_partitions": 4, "m": 16,
-        "ef_construction": 100, "distance_type": "l2",
+        "column": "vec", "index_type": "ivf_hnsw_sq", "num_partitions": num_partitions,
+        "m": m, "ef_construction": ef_construction, "distance_type": "l2",
     }))
+    return data
+
+
+def test_ivf_hnsw_sq_recall_with_ef(http: requests.Session, base_url: str, ns: str) -> None:
+    table = f"{ns}$hnsw"
+    data = hnsw_table(http, base_url, table, num_partitions=4, m=16, ef_construction=100)
     entry = next(iter(indexes(http, base_url, table).values()))
     assert entry["index_type"] == "IVF_HNSW_SQ"
     assert json.loads(entry["index_details"])["hnsw"]["construction_ef"] == 100
@@ -105,12 +112,8 @@ def test_ivf_hnsw_sq_recall_with_ef(http: requests.Session, base_url: str, ns: s
 
 def test_ef_reaches_lance(http: requests.Session, base_url: str, ns: str) -> None:
     table = f"{ns}$ef"
-    data = make_table(http, base_url, table, rows=3000)
     # A sparse graph (m 4, one partition), so the search breadth decides what is found.
-    ok(post(http, base_url, table, "create_index", {
-        "column": "vec", "index_type": "IVF_HNSW_SQ", "num_partitions": 1, "m": 4,
-        "ef_construction": 20, "distance_type": "l2",
-    }))
+    data = hnsw_table(http, base_url, table, num_partitions=1, m=4, ef_construction=20)
     narrow = mean_recall(http, base_url, table, data, ef=10)
     wide = mean_recall(http, base_url, table, data, ef=200)
     assert narrow < 0.5 < 0.75 < wide, (narrow, wide)
