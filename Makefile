@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test lint typecheck pytest serve bench clean chromium notebooks notebooks-run lab
+.PHONY: demo test lint typecheck pytest serve bench fuzz clean chromium notebooks notebooks-run lab
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,13 @@ serve: $(STAMP)
 BENCHMARKS := bench_insert bench_query bench_client bench_accessors
 bench: $(STAMP)
 	for b in $(BENCHMARKS); do $(PY) benchmarks/$$b.py || exit 1; done
+
+# Fuzz the service with schemathesis from upstream's OpenAPI document (../shared/spec):
+# never a 5xx, whatever a client sends (minutes; not part of `make test`).
+FUZZ_SECONDS ?= 300
+fuzz: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[fuzz]'
+	$(PY) tests/fuzz/fuzz_api.py --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
