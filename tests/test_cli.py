@@ -42,10 +42,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def running(args: Sequence[str], env: dict[str, str]) -> Iterator[tuple[str, list[str]]]:
+def running(args: Sequence[str], env: dict[str, str],
+            cwd: Path | None = None) -> Iterator[tuple[str, list[str]]]:
     """A real `nsframe serve` process; yields its URL and, after exit, its stderr lines."""
     port = free_port()
-    proc = subprocess.Popen(serve_cmd(*args, "--port", str(port)), env=env,
+    proc = subprocess.Popen(serve_cmd(*args, "--port", str(port)), env=env, cwd=cwd,
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     url = f"http://127.0.0.1:{port}"
     output: list[str] = []
@@ -207,3 +208,16 @@ def test_max_flags_override_defaults(tmp_path: Path) -> None:
                              headers={"Content-Type": "application/vnd.apache.arrow.stream"})
         assert "10240" in assert_error(resp, 413)["detail"]
     assert any("open, no credentials" in line for line in output)
+
+
+def test_defaults_are_the_local_folder_and_port_2333(tmp_path: Path) -> None:
+    from nsframe._cli import build_parser
+
+    args = build_parser().parse_args(["serve"])
+    assert (args.root, args.host, args.port) == (None, "127.0.0.1", 2333)
+    # No ROOT: the data goes to ./nsframe-data of the working directory, nowhere else.
+    with running([], clean_env(), cwd=tmp_path) as (url, _):
+        assert requests.post(f"{url}/v1/namespace/shop/create", json={}).status_code == 200
+    assert (tmp_path / "nsframe-data").is_dir()
+    assert [p.name for p in tmp_path.iterdir()] == ["nsframe-data"]
+    assert "shop" in {p.name for p in (tmp_path / "nsframe-data").rglob("*")}
