@@ -156,6 +156,26 @@ def test_full_text_search(tbl: nsframe.Table) -> None:
     assert all("_score" in r for r in hits)
 
 
+def test_hybrid_search_fuses_both_lists(tbl: nsframe.Table) -> None:
+    # Nearest to (7,0,0,0): 7, then 6 and 8. 'apple' is in every fifth row.
+    rows = tbl.search([7, 0, 0, 0], text="apple", fts_columns=["text"]).limit(3).to_list()
+    assert len(rows) == 3
+    scores = [r["_relevance_score"] for r in rows]
+    assert scores == sorted(scores, reverse=True)
+    # Each row came from one list or both: its distance or its score says which.
+    for row in rows:
+        assert row["_distance"] is not None or row["_score"] is not None
+        if row["_score"] is not None:
+            assert "apple" in row["text"]
+    # Each list holds 3 rows and none is in both (the apple rows nearest 7 are 5 and 10,
+    # at distances 2 and 3): the two rank-1 rows share 1 / (60 + 1), then a rank 2 row.
+    assert scores == pytest.approx([1 / 61, 1 / 61, 1 / 62])
+    top = {r["id"]: r for r in rows[:2]}
+    assert 7 in top and top[7]["_distance"] == 0 and top[7]["_score"] is None
+    (apple,) = (r for i, r in top.items() if i != 7)
+    assert apple["id"] % 5 == 0 and apple["_distance"] is None
+
+
 def test_query_at_version_and_branch(tbl: nsframe.Table) -> None:
     tbl.delete("id < 10")
     assert tbl.search().to_arrow().num_rows == 40
