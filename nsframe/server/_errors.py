@@ -36,6 +36,9 @@ _ABS_PATH = re.compile(r"(?:file://)?(?<![\w.])/(?:[^\s,:'\"]+/)+[^\s,:'\"]*")
 _PY_TRACEBACK = re.compile(r"Detail: Python exception: Traceback.*", re.S)
 
 
+# The detail of every 500: what failed is in the server's log, never in the answer.
+UNEXPECTED = "The server failed unexpectedly; the failure is in its log."
+
 def scrub(message: str) -> str:
     """Remove file paths and source locations from a message meant for a client."""
     message = _PY_TRACEBACK.sub("", message)
@@ -103,7 +106,7 @@ def translate(exc: BaseException) -> APIError:
     ):
         return InvalidInputError(detail)
     log.error("unexpected error", exc_info=exc)
-    return ServerError("The server failed unexpectedly; the failure is in its log.")
+    return ServerError(UNEXPECTED)
 
 
 @contextmanager
@@ -139,4 +142,4 @@ async def handle_unexpected(request: Request, exc: Exception) -> Response:
     # Only errors from Lance calls are translated (inside `lance_errors`); anything else
     # reaching here is our own bug, so it is a 500 whatever its class.
     log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response(request, ServerError("The server failed unexpectedly; see its log."))
+    return error_response(request, ServerError(UNEXPECTED))

@@ -23,13 +23,12 @@ from typing import Any
 from starlette.requests import Request
 
 from nsframe.exceptions import APIError, ServerError
-from nsframe.server._errors import log
+from nsframe.server._errors import UNEXPECTED, log
 
 STATUSES = ("Queued", "Running", "Succeeded", "Failed", "Canceled")
 MAX_KEPT = 10_000
 # Carries the transaction id of a failed operation, whose error body has no member for it.
 TRANSACTION_HEADER = "x-transaction-id"
-UNEXPECTED = "The operation failed unexpectedly; the failure is in the server's log."
 
 
 @dataclass
