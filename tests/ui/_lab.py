@@ -44,6 +44,7 @@ class Lab:
     url: str
     token: str
     root: Path
+    log: Path
 
     def notebook_url(self, name: str) -> str:
         return f"{self.url}/lab/tree/{name}?token={self.token}"
@@ -185,6 +186,6 @@ def running_lab(workdir: Path, env: dict[str, str]) -> Iterator[Lab]:
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait_until_up(proc, url, token, log)
-        yield Lab(url=url, token=token, root=root)
+        yield Lab(url=url, token=token, root=root, log=log)
     finally:
         _stop(proc)

@@ -6,19 +6,30 @@ import os
 import re
 from pathlib import Path
 
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from ._lab import CHROMIUM_ARGS, Lab, VersionedTable
+from ._lab import CHROMIUM_ARGS, NOTEBOOK_CELLS, Lab, VersionedTable
 
 TIMEOUT_MS = 120_000
 RUN_ATTEMPTS = 5
 
 
-def _run_all_cells(page: Page) -> None:
-    """Run > Run All Cells, as a person would; again if the menu was not ready yet
-    (JupyterLab enables the item only once the notebook is the current widget)."""
-    started = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\*|\d+)\]"))
+def _fail_on_raised(errors: Locator) -> None:
+    if errors.count():
+        raise AssertionError("A cell raised:\n" + "\n".join(errors.all_inner_texts()))
+
+
+def _run_all_cells(page: Page, cells: int) -> None:
+    """Run > Run All Cells, as a person would, until every cell has run.
+
+    A person would also try again when JupyterLab loses the run: the menu item is enabled
+    only once the notebook is the current widget, and a kernel connection that reconnects
+    while cells are queued drops the queued ones (they go back to ``[ ]`` without error).
+    A cell that raises is a failure, reported with its traceback.
+    """
+    finished = page.locator(".jp-CodeCell .jp-InputPrompt", has_text=re.compile(r"\[\d+\]"))
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     for _ in range(RUN_ATTEMPTS):
         page.locator(".lm-TabBar-tab", has_text="browse.ipynb").first.click()
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
@@ -26,11 +37,14 @@ def _run_all_cells(page: Page) -> None:
                             has_text=re.compile(r"^Run All Cells"))
         try:
             item.click(timeout=10_000)
-            expect(started.first).to_be_attached(timeout=20_000)
-            return
+            expect(finished).to_have_count(cells, timeout=60_000)
         except (AssertionError, PlaywrightTimeoutError):
+            _fail_on_raised(errors)
             page.keyboard.press("Escape")
-    raise AssertionError(f"Run All Cells did not start the cells in {RUN_ATTEMPTS} tries")
+            continue
+        _fail_on_raised(errors)
+        return
+    raise AssertionError(f"Run All Cells did not run all {cells} cells in {RUN_ATTEMPTS} tries")
 
 
 def test_browser_renders_and_a_version_click_changes_the_preview(
@@ -53,7 +67,7 @@ def test_browser_renders_and_a_version_click_changes_the_preview(
             # The kernel is ready when the toolbar's indicator says idle.
             expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
                    ).to_be_attached(timeout=TIMEOUT_MS)
-            _run_all_cells(page)
+            _run_all_cells(page, len(NOTEBOOK_CELLS))
 
             browser = page.locator(".nsframe-browser")
             expect(browser).to_be_visible(timeout=TIMEOUT_MS)
@@ -83,6 +97,8 @@ def test_browser_renders_and_a_version_click_changes_the_preview(
             # What the page looked like when it went wrong, beside the JupyterLab log.
             for open_page in context.pages:
                 open_page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+            # pytest shows this captured output with the failure, so CI keeps the server's side.
+            print("JupyterLab log, last lines:\n", lab.log.read_text()[-6000:])
             raise
         finally:
             context.close()
