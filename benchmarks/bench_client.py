@@ -3,7 +3,9 @@
 1. A k=10 vector query on 100k rows x 128-d, brute force and IVF_PQ, three ways,
    interleaved: ``tbl.search(v).limit(10).to_pandas()``; the same JSON body sent with
    requests and decoded with pyarrow (+ to_pandas); pylance in-process on the same files.
-2. Reading 1,000,000 rows (id, text, 128-d vector) into polars and pandas with
+2. PERFORMANCE_NOTES' bulk read: half the rows of the 100k table (``id % 2 = 0``) into
+   polars, ``tbl.to_polars(filter=...)`` and the query builder vs pylance + ``pl.from_arrow``.
+3. Reading 1,000,000 rows (id, text, 128-d vector) into polars and pandas with
    ``tbl.to_polars()`` / ``tbl.to_pandas()`` vs pylance ``to_table()`` in-process.
 
 The server runs in its own process (``benchmarks/_common.serve_in_subprocess``).
@@ -20,6 +22,7 @@ from typing import Any
 
 import lance
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import requests
 from _common import (
@@ -100,6 +103,7 @@ def main() -> None:
     parser.add_argument("--read-rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--read-runs", type=int, default=5)
+    parser.add_argument("--half-runs", type=int, default=30)
     args = parser.parse_args()
     results: dict[str, Any] = {"query_rows": args.query_rows, "read_rows": args.read_rows,
                                "dim": DIM}
@@ -127,6 +131,17 @@ def main() -> None:
         results["query_ivf_pq"] = report(
             f"k=10 vector query, IVF_PQ (64 partitions, 16 sub-vectors), {args.query_rows:,} rows",
             timings, "pylance direct")
+
+        half = "id % 2 = 0"
+        half_cases: dict[str, Callable[[], Any]] = {
+            "nsframe tbl.to_polars(filter=)": lambda: tbl.to_polars(filter=half),
+            "nsframe query().where().to_polars()": lambda: tbl.query().where(half).to_polars(),
+            "pylance to_table(filter=) -> polars": lambda: pl.from_arrow(ds.to_table(filter=half)),
+        }
+        timings = interleave(half_cases, args.half_runs, warmup=2)
+        results["half_read"] = report(
+            f"Reading 50% of {args.query_rows:,} rows into polars ({half})",
+            timings, "pylance to_table(filter=) -> polars")
 
         big = load(conn, "read", args.read_rows)
         ds = dataset("read")

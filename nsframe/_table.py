@@ -241,29 +241,36 @@ class Table:
         if page_rows <= 0:
             raise ValueError(f"page_rows must be > 0, got {page_rows}.")
         pinned = self if self._ref.read_only else self.at(self.version)
-        total = pinned.count_rows(filter)
-        if max_rows is not None and total > max_rows:
-            raise ValueError(
-                f"Table {self.id!r} has {total} matching rows, more than max_rows={max_rows}: "
-                "pass a filter, a larger max_rows, or max_rows=None."
-            )
         query = pinned.search()
         if filter:
             query = query.where(filter)
         if columns is not None:
             query = query.select(list(columns))
+        # A result that fits in the first page needs no count: with a filter, counting
+        # is a scan of its own. One row more than max_rows tells an oversized result.
+        first_limit = page_rows if max_rows is None else min(page_rows, max_rows + 1)
+        first = query.limit(first_limit).to_arrow(progress=False)
+        complete = first.num_rows < first_limit
+        total = first.num_rows if complete else pinned.count_rows(filter)
+        if max_rows is not None and total > max_rows:
+            raise ValueError(
+                f"Table {self.id!r} has {total} matching rows, more than max_rows={max_rows}: "
+                "pass a filter, a larger max_rows, or max_rows=None."
+            )
         meter = Progress(progress, total_rows=total, desc=f"read {self.id}",
                          show_by_default=total > AUTO_PROGRESS_ROWS)
-        pages: list[pa.Table] = []
-        offset = 0
+        pages = [first]
+        offset = first.num_rows
         try:
-            while True:
+            meter.update(first.num_rows, first.nbytes)
+            while not complete and offset < total:
                 page = query.limit(page_rows).offset(offset).to_arrow(progress=False)
+                if page.num_rows == 0:
+                    break
                 pages.append(page)
                 offset += page.num_rows
                 meter.update(page.num_rows, page.nbytes)
-                if offset >= total or page.num_rows == 0:
-                    return pa.concat_tables(pages)
+            return pa.concat_tables(pages) if len(pages) > 1 else first
         finally:
             meter.close()
 

@@ -233,6 +233,35 @@ def test_to_arrow_max_rows_guard(tbl: nsframe.Table) -> None:
     assert tbl.to_arrow(max_rows=10, filter="id < 10").num_rows == 10
 
 
+@pytest.mark.parametrize(("page_rows", "max_rows"),
+                         [(7, None), (10, None), (20, None), (21, None), (5, 20), (100, 20)])
+def test_to_arrow_at_every_page_boundary(tbl: nsframe.Table, page_rows: int,
+                                         max_rows: int | None) -> None:
+    assert ids(tbl.to_arrow(page_rows=page_rows, max_rows=max_rows)) == list(range(20))
+
+
+def test_to_arrow_max_rows_guard_counts_what_matches(tbl: nsframe.Table) -> None:
+    assert tbl.to_arrow(max_rows=20).num_rows == 20
+    with pytest.raises(ValueError, match="has 20 matching rows, more than max_rows=19"):
+        tbl.to_arrow(max_rows=19)
+    with pytest.raises(ValueError, match="has 15 matching rows, more than max_rows=5"):
+        tbl.to_arrow(max_rows=5, page_rows=3, filter="id >= 5")
+
+
+def test_a_read_that_fits_one_page_sends_no_count(conn: nsframe.Connection,
+                                                  tbl: nsframe.Table) -> None:
+    # With a filter a count is a scan of its own: a one-page result must not pay for it.
+    sent: list[str] = []
+    conn.client._session.hooks["response"].append(
+        lambda resp, *args, **kwargs: sent.append(resp.request.path_url.rsplit("/", 1)[-1]))
+    assert ids(tbl.to_arrow(filter="id >= 5")) == list(range(5, 20))
+    assert sent.count("query") == 1 and "count_rows" not in sent
+    sent.clear()
+    # Several pages: one count, for the total and the progress bar, then the rest.
+    assert ids(tbl.to_arrow(filter="id >= 5", page_rows=4)) == list(range(5, 20))
+    assert sent.count("count_rows") == 1 and sent.count("query") == 4
+
+
 def test_empty_table_reads_as_empty_frame(conn: nsframe.Connection, ns: str) -> None:
     schema = items(1).schema
     empty = conn.create_table(f"{ns}$empty", schema=schema)
