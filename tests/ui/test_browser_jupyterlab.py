@@ -29,7 +29,9 @@ def _run_all_cells(page: Page, cells: int) -> None:
     A cell that raises is a failure, reported with its traceback.
     """
     finished = page.locator(".jp-CodeCell .jp-InputPrompt", has_text=re.compile(r"\[\d+\]"))
-    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    # Errors render as stderr, like warnings do: only a traceback or "...Error: " counts.
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
+                          has_text=re.compile(r"Traceback \(most recent call last\)|\w+Error: "))
     for _ in range(RUN_ATTEMPTS):
         page.locator(".lm-TabBar-tab", has_text="browse.ipynb").first.click()
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
