@@ -13,6 +13,12 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def json_object(data: Any, key: str) -> dict[str, Any]:
+    """The object member ``key`` of ``data``; {} when either is missing or not an object."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def _str_map(value: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
@@ -133,8 +139,7 @@ class TableInfo:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], ident: tuple[str, ...]) -> TableInfo:
-        stats = data.get("stats") if isinstance(data.get("stats"), dict) else {}
-        assert isinstance(stats, dict)
+        stats = json_object(data, "stats")
         return cls(
             name=str(data.get("table") or ident[-1]),
             namespace=tuple(data.get("namespace") or ident[:-1]),
@@ -162,12 +167,10 @@ class FragmentStatistics:
     @classmethod
     def from_json(cls, data: Any) -> FragmentStatistics:
         data = data if isinstance(data, dict) else {}
-        lengths = data.get("lengths") if isinstance(data.get("lengths"), dict) else {}
-        assert isinstance(lengths, dict)
         return cls(
             num_fragments=_int(data.get("num_fragments")),
             num_small_fragments=_int(data.get("num_small_fragments")),
-            lengths={str(k): v for k, v in lengths.items()
+            lengths={str(k): v for k, v in json_object(data, "lengths").items()
                      if isinstance(v, (int, float)) and not isinstance(v, bool)},
         )
 

@@ -27,6 +27,7 @@ from nsframe._models import (
     Tag,
     Version,
     WriteResult,
+    json_object,
     schema_from_json,
     vector_dimensions,
 )
@@ -186,11 +187,8 @@ class Table:
                 raise
         latest = self.latest()
         data = self._client.describe_table(self.id, branch=self._ref.branch)
-        described = data.get("stats") if isinstance(data.get("stats"), dict) else {}
-        assert isinstance(described, dict)
-        summary = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-        assert isinstance(summary, dict)
-        size = summary.get("total_files_size")
+        described = json_object(data, "stats")
+        size = json_object(data, "metadata").get("total_files_size")
         return TableStatistics.from_json({
             "total_bytes": int(size) if isinstance(size, str) and size.isdigit() else None,
             "num_rows": described.get("num_rows"),
