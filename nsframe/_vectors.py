@@ -144,10 +144,11 @@ def _has_nan(values: Any) -> bool:
     # A sum is NaN only when a value is, or when +inf and -inf both occur; it costs half
     # of is_nan's pass (no boolean array), so the exact check runs only when it is NaN.
     # (Arrow has no sum of float16: those few go straight to the exact check.)
-    if pa.types.is_float16(values.type):
-        return bool(pc.any(pc.is_nan(values)).as_py())
-    total = pc.sum(values).as_py()
-    return total is not None and total != total and pc.any(pc.is_nan(values)).as_py()
+    if not pa.types.is_float16(values.type):
+        total = pc.sum(values).as_py()
+        if total is None or total == total:
+            return False
+    return bool(pc.any(pc.is_nan(values)).as_py())
 
 
 def _missing(value: Any) -> bool:
