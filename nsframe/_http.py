@@ -505,14 +505,7 @@ def decode_arrow(resp: requests.Response, *,
     ``on_batch(rows, nbytes)`` is told each batch decoded while the body arrives, and
     what remains once when the body is read whole.
     """
-    told = [0, 0]  # rows and bytes reported so far
-
-    def tell(rows: int, nbytes: int) -> None:
-        told[0] += rows
-        told[1] += nbytes
-        if on_batch is not None:
-            on_batch(rows, nbytes)
-
+    tally = _Tally(on_batch) if on_batch is not None else None
     body = _RecordingReader(resp)
     length = resp.headers.get("Content-Length", "")
     small = length.isdigit() and int(length) <= WHOLE_READ_BYTES
@@ -520,8 +513,7 @@ def decode_arrow(resp: requests.Response, *,
         head = b"" if small else body.read(8)
         if head[:6] == ARROW_FILE_MAGIC:
             try:
-                table = _read_stream(pa.ipc.open_stream(body),
-                                     tell if on_batch is not None else None)
+                table = _read_stream(pa.ipc.open_stream(body), tally)
                 tail = body.read()
                 if len(tail) >= 10 and tail.endswith(ARROW_FILE_MAGIC):
                     return table
@@ -545,20 +537,37 @@ def decode_arrow(resp: requests.Response, *,
             f"{resp.request.method} {resp.url} answered {resp.status_code} with a body that is "
             f"not Arrow IPC ({exc})."
         ) from exc
-    if on_batch is not None:
-        tell(max(0, whole.num_rows - told[0]), max(0, whole.nbytes - told[1]))
+    if tally is not None:
+        tally.rest(whole)
     return whole
 
 
-def _read_stream(reader: pa.ipc.RecordBatchStreamReader,
-                 tell: Callable[[int, int], None] | None) -> pa.Table:
+class _Tally:
+    """Tells ``on_batch`` each batch decoded, and keeps the totals told so far."""
+
+    def __init__(self, on_batch: BatchCallback) -> None:
+        self._on_batch = on_batch
+        self.rows = 0
+        self.nbytes = 0
+
+    def __call__(self, rows: int, nbytes: int) -> None:
+        self.rows += rows
+        self.nbytes += nbytes
+        self._on_batch(rows, nbytes)
+
+    def rest(self, whole: pa.Table) -> None:
+        """Tell what ``whole`` holds beyond what was told while it streamed."""
+        self(max(0, whole.num_rows - self.rows), max(0, whole.nbytes - self.nbytes))
+
+
+def _read_stream(reader: pa.ipc.RecordBatchStreamReader, tally: _Tally | None) -> pa.Table:
     """The stream's batches as one table, each told as it is read."""
-    if tell is None:
+    if tally is None:
         return reader.read_all()
     batches = []
     for batch in reader:
         batches.append(batch)
-        tell(batch.num_rows, batch.nbytes)
+        tally(batch.num_rows, batch.nbytes)
     return pa.Table.from_batches(batches, schema=reader.schema)
 
 
