@@ -39,6 +39,13 @@ _PY_TRACEBACK = re.compile(r"Detail: Python exception: Traceback.*", re.S)
 # The detail of every 500: what failed is in the server's log, never in the answer.
 UNEXPECTED = "The server failed unexpectedly; the failure is in its log."
 
+
+def unexpected(exc: BaseException, where: str = "") -> ServerError:
+    """The 500 for a failure we did not foresee: logged in full here, opaque to clients."""
+    log.error("unexpected error%s", f" {where}" if where else "", exc_info=exc)
+    return ServerError(UNEXPECTED)
+
+
 def scrub(message: str) -> str:
     """Remove file paths and source locations from a message meant for a client."""
     message = _PY_TRACEBACK.sub("", message)
@@ -105,8 +112,7 @@ def translate(exc: BaseException) -> APIError:
         or isinstance(exc, (ValueError, TypeError))
     ):
         return InvalidInputError(detail)
-    log.error("unexpected error", exc_info=exc)
-    return ServerError(UNEXPECTED)
+    return unexpected(exc)
 
 
 @contextmanager
@@ -141,5 +147,4 @@ async def handle_api_error(request: Request, exc: Exception) -> Response:
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
     # Only errors from Lance calls are translated (inside `lance_errors`); anything else
     # reaching here is our own bug, so it is a 500 whatever its class.
-    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response(request, ServerError(UNEXPECTED))
+    return error_response(request, unexpected(exc, f"on {request.method} {request.url.path}"))

@@ -22,8 +22,8 @@ from typing import Any
 
 from starlette.requests import Request
 
-from nsframe.exceptions import APIError, ServerError
-from nsframe.server._errors import UNEXPECTED, log
+from nsframe.exceptions import APIError
+from nsframe.server._errors import UNEXPECTED, unexpected
 
 STATUSES = ("Queued", "Running", "Succeeded", "Failed", "Canceled")
 MAX_KEPT = 10_000
@@ -72,7 +72,8 @@ class TransactionLog:
         try:
             yield txn
         except Exception as exc:
-            error = exc if isinstance(exc, APIError) else _unexpected(exc, txn)
+            error = exc if isinstance(exc, APIError) else unexpected(
+                exc, f"in transaction {txn.id} ({txn.operation})")
             # The detail is the one sent to the client: already free of paths and secrets.
             self.finish(txn, ok=False, error=error.detail, error_status=error.status,
                         error_code=error.code)
@@ -104,8 +105,3 @@ class TransactionLog:
     def get(self, txn_id: str) -> Transaction | None:
         with self._lock:
             return self._items.get(txn_id)
-
-
-def _unexpected(exc: Exception, txn: Transaction) -> ServerError:
-    log.error("unexpected error in transaction %s (%s)", txn.id, txn.operation, exc_info=exc)
-    return ServerError(UNEXPECTED)
