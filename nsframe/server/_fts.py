@@ -318,8 +318,13 @@ VOCABULARY_CACHE_SIZE = 4
 
 def tokenize(text: str) -> list[str]:
     """The words of ``text``, split as Lance's flat search splits a column."""
-    found = pc.list_flatten(pc.split_pattern_regex(pa.array([text]), _NOT_WORD))
-    return [w for w in found.to_pylist() if w]
+    return [str(word) for word in _words(pa.array([text])).to_pylist()]
+
+
+def _words(texts: pa.Array) -> pa.Array:
+    """Every word of every string of ``texts``, in order, repeats kept."""
+    words = pc.list_flatten(pc.split_pattern_regex(texts, _NOT_WORD))
+    return words.filter(pc.not_equal(words, ""))
 
 
 class Vocabulary:
@@ -485,8 +490,7 @@ def _distinct_words(ds: LanceDataset, column: str) -> pa.Array:
     parts: list[pa.Array] = []
     pending = 0
     for batch in ds.scanner(columns=[column]).to_batches():
-        words = pc.list_flatten(pc.split_pattern_regex(batch.column(0), _NOT_WORD))
-        words = pc.unique(words.filter(pc.not_equal(words, "")))
+        words = pc.unique(_words(batch.column(0)))
         parts.append(words)
         pending += len(words)
         if pending > MAX_VOCABULARY:
