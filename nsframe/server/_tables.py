@@ -280,19 +280,21 @@ def table_stats(call: Call) -> dict[str, Any]:
         summary, num_rows = version_summary(ds)
         total_bytes = int(summary["total_files_size"]) if "total_files_size" in summary \
             else sum(d.file_size_bytes or 0 for f in fragments for d in f.metadata.files)
-    n = len(lengths)
+    # A table without fragments reports zeros, as one empty fragment would.
+    spread = lengths or [0]
+    n = len(spread)
     return {
         "total_bytes": total_bytes,
         "num_rows": num_rows,
         "num_indices": num_indices,
         "fragment_stats": {
-            "num_fragments": n,
+            "num_fragments": len(lengths),
             "num_small_fragments": sum(1 for rows in lengths if rows < DEFAULT_TARGET_ROWS),
             "lengths": {
-                "min": lengths[0] if n else 0,
-                "max": lengths[-1] if n else 0,
-                "mean": sum(lengths) // n if n else 0,
-                **{f"p{p}": lengths[n * p // 100] if n else 0 for p in (25, 50, 75, 99)},
+                "min": spread[0],
+                "max": spread[-1],
+                "mean": sum(spread) // n,
+                **{f"p{p}": spread[n * p // 100] for p in (25, 50, 75, 99)},
             },
         },
     }
