@@ -347,7 +347,7 @@ def count_scans(monkeypatch: pytest.MonkeyPatch,
                 before: Callable[[], None] | None = None) -> list[str]:
     """The columns whose words the in-process server reads for fuzzy matching, in order;
     ``before`` runs ahead of each read."""
-    from nsframe.server import _fts
+    from nsframe.server._search import fts as _fts
 
     scans: list[str] = []
     read = _fts._distinct_words
@@ -365,7 +365,7 @@ def count_scans(monkeypatch: pytest.MonkeyPatch,
 def test_fuzzy_without_index_has_a_vocabulary_bound(
         http: requests.Session, base_url: str, ns: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from nsframe.server import _fts
+    from nsframe.server._search import fts as _fts
 
     table = f"{ns}$many"
     create_table(http, base_url, table, pa.table({
@@ -389,7 +389,7 @@ def test_fuzzy_without_index_has_a_vocabulary_bound(
 def test_fuzzy_without_index_reads_the_words_once_for_concurrent_queries(
         http: requests.Session, base_url: str, ns: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from nsframe.server import _fts
+    from nsframe.server._search import fts as _fts
 
     table = f"{ns}$busy"
     data = pa.table({"id": pa.array(range(ROWS)), "text": pa.array(sentences(ROWS))})

@@ -15,7 +15,7 @@ import requests
 from _querykit import create_table, insert, ok, post
 from conftest import assert_error, ipc_stream
 
-from nsframe.server._optimize import DEFAULT_TARGET_ROWS
+from nsframe.server._storage.writes import DEFAULT_TARGET_ROWS
 
 PERCENTILES = (25, 50, 75, 99)
 

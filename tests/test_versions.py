@@ -332,7 +332,7 @@ def test_failed_index_build_is_a_failed_transaction(
 def test_unexpected_failure_in_a_transaction_carries_its_id(
     http: requests.Session, base_url: str, ns: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nsframe.server._catalog import Catalog
+    from nsframe.server._storage.catalog import Catalog
 
     t = f"{ns}$buggy"
     create(http, base_url, t, [1, 2, 3])

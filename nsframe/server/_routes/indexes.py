@@ -13,16 +13,15 @@ from typing import Any
 
 from lance.dataset import LanceDataset
 
-from nsframe import _spec
 from nsframe.exceptions import IndexAlreadyExistsError, IndexNotFoundError, InvalidInputError
-from nsframe.server._catalog import MAIN_BRANCH, TableRef, normalize_branch
-from nsframe.server._errors import lance_errors
-from nsframe.server._fieldpath import ResolvedField, resolve, vector_kind
-from nsframe.server._handler import Call, route
-from nsframe.server._pagination import paginate, parse_limit
-from nsframe.server._request import get_bool, get_int, get_str
-from nsframe.server._transactions import TransactionLog
-from nsframe.server._vector import parse_distance_type
+from nsframe.server._http.handler import Call
+from nsframe.server._http.pagination import paginate, parse_limit
+from nsframe.server._http.request import get_bool, get_int, get_str
+from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._search.fieldpath import ResolvedField, resolve, vector_kind
+from nsframe.server._search.vector import parse_distance_type
+from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
+from nsframe.server._storage.errors import lance_errors
 
 VECTOR_TYPES = (
     "IVF_PQ", "IVF_HNSW_SQ", "IVF_FLAT", "IVF_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT", "IVF_RQ",
@@ -297,12 +296,3 @@ def drop_index(call: Call) -> dict[str, Any]:
         txn.note(version=ds.version)
     catalog.remember(ref, branch, ds)
     return {"transaction_id": txn.id, "version": ds.version}
-
-
-routes = [
-    route(_spec.INDEX_CREATE, create_index),
-    route(_spec.INDEX_CREATE_SCALAR, create_scalar_index),
-    route(_spec.INDEX_LIST, list_indexes, ("GET", "POST")),
-    route(_spec.INDEX_STATS, index_stats, ("GET", "POST")),
-    route(_spec.INDEX_DROP, drop_index),
-]

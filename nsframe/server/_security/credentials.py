@@ -14,8 +14,8 @@ from typing import Any
 
 from nsframe.exceptions import UnauthorizedError
 from nsframe.server._config import ServerConfig
-from nsframe.server._jwt import JWTVerifier
-from nsframe.server._scopes import Scope
+from nsframe.server._security.jwt import JWTVerifier
+from nsframe.server._security.scopes import Scope
 
 BEARER_CHALLENGE = 'Bearer realm="nsframe"'
 

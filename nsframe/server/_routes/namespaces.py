@@ -6,11 +6,10 @@ from typing import Any
 
 from starlette.responses import Response
 
-from nsframe import _spec
 from nsframe.exceptions import NamespaceNotFoundError
-from nsframe.server._handler import Call, route
-from nsframe.server._pagination import paginate, parse_limit
-from nsframe.server._request import get_str_map, normalize_choice
+from nsframe.server._http.handler import Call
+from nsframe.server._http.pagination import paginate, parse_limit
+from nsframe.server._http.request import get_str_map, normalize_choice
 
 CREATE_MODES = ("Create", "ExistOk", "Overwrite")
 DROP_MODES = ("Fail", "Skip")
@@ -53,12 +52,3 @@ def drop_namespace(call: Call) -> Response | dict[str, Any]:
             status=400,
         )
     return {"properties": call.catalog.drop_namespace(call.id, behavior)}
-
-
-routes = [
-    route(_spec.NAMESPACE_CREATE, create_namespace),
-    route(_spec.NAMESPACE_LIST, list_namespaces, ("GET", "POST"), json_body=False),
-    route(_spec.NAMESPACE_DESCRIBE, describe_namespace),
-    route(_spec.NAMESPACE_EXISTS, namespace_exists),
-    route(_spec.NAMESPACE_DROP, drop_namespace),
-]

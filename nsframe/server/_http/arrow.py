@@ -14,13 +14,14 @@ import io
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio.from_thread
 import pyarrow as pa
-from starlette.requests import ClientDisconnect
+from starlette.requests import ClientDisconnect, Request
 
-from nsframe.exceptions import InvalidInputError, PayloadTooLargeError, SchemaMismatchError
+from nsframe.exceptions import InvalidInputError, PayloadTooLargeError
 
 # Lance scans fastest on batches of about this many rows (PERFORMANCE_NOTES.md).
 WRITE_BATCH_ROWS = 8192
@@ -219,6 +220,17 @@ class StreamReader:
         return pa.RecordBatchReader.from_batches(self.schema, self.batches())
 
 
+@contextmanager
+def arrow_body(request: Request) -> Iterator[StreamReader]:
+    """The request's Arrow IPC stream body, read as it arrives under the size limit."""
+    limit = getattr(request.app.state, "max_arrow_bytes", None)
+    body = BodyFile(request.stream().__aiter__(), limit=limit)
+    try:
+        yield StreamReader(body)
+    finally:
+        body.close()
+
+
 def _align_decimals(batch: pa.RecordBatch) -> pa.RecordBatch:
     """Copy decimal columns to fresh buffers: IPC aligns buffers to 8 bytes, and Lance
     (arrow-rs) panics on a decimal128 buffer that is not 16-byte aligned."""
@@ -228,28 +240,6 @@ def _align_decimals(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
 
 
-def check_insert_schema(incoming: pa.Schema, table: pa.Schema, label: str) -> None:
-    """Raise `SchemaMismatchError` naming each difference between ``incoming`` and ``table``."""
-    problems: list[str] = []
-    for field in incoming:
-        if field.name not in table.names:
-            problems.append(f"column {field.name!r} is not in the table")
-            continue
-        expected = table.field(field.name)
-        if not field.type.equals(expected.type):
-            problems.append(f"column {field.name!r} is {field.type}, the table has {expected.type}")
-    for expected in table:
-        if expected.name not in incoming.names and not expected.nullable:
-            problems.append(f"column {expected.name!r} is missing and may not be null")
-    if len(set(incoming.names)) != len(incoming.names):
-        problems.append("a column name appears twice")
-    if problems:
-        raise SchemaMismatchError(
-            f"The data does not match the schema of table {label!r}: "
-            + "; ".join(problems)
-            + ". Cast the columns to the table's types, or insert with mode=overwrite to "
-            "replace the table."
-        )
 
 
 def schema_to_json(schema: pa.Schema) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from starlette.datastructures import Headers
 
 from nsframe import _spec
 from nsframe.exceptions import NotFoundError
-from nsframe.server._catalog import Catalog
+from nsframe.server._storage.catalog import Catalog
 
 LANCEDB_DATABASE_HEADER = "x-lancedb-database"
 

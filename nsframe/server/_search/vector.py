@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 
 from nsframe.exceptions import InvalidInputError
-from nsframe.server._fieldpath import ResolvedField, resolve, vector_fields, vector_kind
-from nsframe.server._request import get_bool, get_float, get_int, get_str
+from nsframe.server._http.request import get_bool, get_float, get_int, get_str
+from nsframe.server._search.fieldpath import ResolvedField, resolve, vector_fields, vector_kind
 
 # Every spelling the upstream reference accepts, mapped to Lance's metric names.
 DISTANCE_TYPES = {

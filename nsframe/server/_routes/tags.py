@@ -13,28 +13,18 @@ from typing import Any
 
 from lance.dataset import LanceDataset
 
-from nsframe import _spec
 from nsframe.exceptions import InvalidInputError, TagAlreadyExistsError, TagNotFoundError
-from nsframe.server._catalog import MAIN_BRANCH, TableRef, normalize_branch
-from nsframe.server._errors import lance_errors
-from nsframe.server._handler import Call, route
-from nsframe.server._pagination import paginate, parse_limit
-from nsframe.server._request import get_int, get_str
+from nsframe.server._http.handler import Call
+from nsframe.server._http.pagination import page_args, paginate
+from nsframe.server._http.request import get_int, get_str
+from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
+from nsframe.server._storage.errors import lance_errors
 
 # Lance's rule for tag names, kept to ASCII: Lance 14 stores a non-ASCII tag under an
 # escaped file name it cannot read back, which breaks every later tag listing.
 TAG_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
 
-def page_args(call: Call) -> tuple[str | None, int | None]:
-    """``page_token`` and ``limit``: query parameters, else members of a JSON body."""
-    token = call.params.get("page_token")
-    if token is None:
-        token = get_str(call.body, "page_token")
-    raw_limit: object = call.params.get("limit")
-    if raw_limit is None:
-        raw_limit = call.body.get("limit")
-    return token, parse_limit(raw_limit)
 
 
 def check_tag_name(name: str) -> str:
@@ -152,12 +142,3 @@ def tag_version(call: Call) -> dict[str, Any]:
         raise _missing_tag(call, name)
     return {"version": int(tag["version"]),
             "branch": normalize_branch(tag.get("branch")) or MAIN_BRANCH}
-
-
-routes = [
-    route(_spec.TAGS_LIST, list_tags, ("GET", "POST")),
-    route(_spec.TAGS_CREATE, create_tag),
-    route(_spec.TAGS_UPDATE, update_tag),
-    route(_spec.TAGS_DELETE, delete_tag),
-    route(_spec.TAGS_VERSION, tag_version),
-]

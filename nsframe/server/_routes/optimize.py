@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from nsframe import _spec
-from nsframe.server._catalog import MAIN_BRANCH, normalize_branch
-from nsframe.server._errors import lance_errors
-from nsframe.server._handler import Call, route
-from nsframe.server._request import get_bool, get_int, get_str
-from nsframe.server._transactions import TransactionLog
-
-DEFAULT_TARGET_ROWS = 1024 * 1024
+from nsframe.server._http.handler import Call
+from nsframe.server._http.request import get_bool, get_int, get_str
+from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._storage.catalog import MAIN_BRANCH, normalize_branch
+from nsframe.server._storage.errors import lance_errors
+from nsframe.server._storage.writes import DEFAULT_TARGET_ROWS
 
 
 def optimize(call: Call) -> dict[str, Any]:
@@ -49,6 +47,3 @@ def optimize(call: Call) -> dict[str, Any]:
         "files_removed": metrics.files_removed,
         "files_added": metrics.files_added,
     }
-
-
-routes = [route(_spec.TABLE_OPTIMIZE, optimize)]

@@ -38,7 +38,7 @@ from nsframe.exceptions import (
     TableNotFoundError,
     VersionNotFoundError,
 )
-from nsframe.server._ids import format_id
+from nsframe.server._http.ids import format_id
 
 PROPERTIES_FILE = "namespace.json"
 NAMESPACES_DIR = "namespaces"

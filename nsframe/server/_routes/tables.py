@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import lance
 from lance.dataset import LanceDataset
 from starlette.responses import Response
 
@@ -16,20 +15,15 @@ from nsframe.exceptions import (
     InvalidInputError,
     TableAlreadyExistsError,
 )
-from nsframe.server._arrow import (
-    BodyFile,
-    StreamReader,
-    check_insert_schema,
+from nsframe.server._http.arrow import (
+    arrow_body,
     schema_to_base64,
     schema_to_json,
 )
-from nsframe.server._catalog import Catalog, TableRef, normalize_branch
-from nsframe.server._errors import lance_errors
-from nsframe.server._handler import Call, route
-from nsframe.server._ids import format_id
-from nsframe.server._optimize import DEFAULT_TARGET_ROWS
-from nsframe.server._pagination import paginate, parse_limit
-from nsframe.server._request import (
+from nsframe.server._http.handler import Call
+from nsframe.server._http.ids import format_id
+from nsframe.server._http.pagination import paginate, parse_limit
+from nsframe.server._http.request import (
     get_int,
     get_str,
     normalize_choice,
@@ -37,69 +31,15 @@ from nsframe.server._request import (
     query_int,
     whole_condition,
 )
+from nsframe.server._storage.catalog import normalize_branch
+from nsframe.server._storage.errors import lance_errors
+from nsframe.server._storage.writes import DEFAULT_TARGET_ROWS, write_batches
 
 CREATE_MODES = ("Create", "ExistOk", "Overwrite")
 INSERT_MODES = ("Append", "Overwrite")
 
 
 # ----------------------------------------------------------------------- writing
-def write_stream(call: Call, ref: TableRef, *, mode: str,
-                 branch: str | None = None) -> tuple[LanceDataset, int]:
-    """Stream the request's Arrow body into ``ref``; returns the new dataset and row count.
-
-    ``mode`` is Lance's: "create", "append" or "overwrite". Nothing is committed unless
-    the whole stream was read and written.
-    """
-    limit = getattr(call.request.app.state, "max_arrow_bytes", None)
-    body = BodyFile(call.request.stream().__aiter__(), limit=limit)
-    try:
-        return _write_body(call, ref, body, mode=mode, branch=branch)
-    finally:
-        body.close()
-
-
-def _write_body(call: Call, ref: TableRef, body: BodyFile, *, mode: str,
-                branch: str | None) -> tuple[LanceDataset, int]:
-    catalog = call.catalog
-    stream = StreamReader(body)
-    existing: LanceDataset | None = None
-    if mode != "create":
-        existing = catalog.dataset(ref, branch=branch)
-    if mode == "append" and existing is not None:
-        check_insert_schema(stream.schema, existing.schema, ref.label(call.delimiter))
-        if stream.is_empty():
-            return existing, 0
-    target: str | LanceDataset = ref.uri
-    if normalize_branch(branch) is not None and existing is not None:
-        target = existing
-    with lance_errors(f"Writing to table {ref.label(call.delimiter)!r} failed"):
-        try:
-            if mode == "create":
-                ds = _create_exclusive(catalog, ref, stream, call.label)
-            else:
-                ds = lance.write_dataset(stream.reader(), target, mode=mode,
-                                         session=catalog.session)
-        except Exception:
-            if stream.error is not None:
-                raise stream.error from None
-            raise
-    # A declared table's properties file stays: it now holds the created table's properties.
-    catalog.remember(ref, branch, ds)
-    return ds, stream.num_rows
-
-
-def _create_exclusive(catalog: Catalog, ref: TableRef, stream: StreamReader,
-                      label: str) -> LanceDataset:
-    with catalog.creation_lock(ref):
-        if catalog.table_state(ref) == "created":
-            raise TableAlreadyExistsError(
-                f"Table {label!r} was created by another request at the same time: insert "
-                "into it, or create with mode exist_ok or overwrite."
-            )
-        return lance.write_dataset(stream.reader(), ref.uri, mode="create",
-                                   session=catalog.session)
-
-
 def create_table(call: Call) -> dict[str, Any]:
     mode = normalize_choice(call.params.get("mode"), "mode", CREATE_MODES, "Create")
     properties = _properties_param(call)
@@ -116,7 +56,10 @@ def create_table(call: Call) -> dict[str, Any]:
         if state == "created" and mode == "ExistOk":
             ds = catalog.dataset(ref)
             return {"version": ds.version, "properties": catalog.table_properties(ref)}
-        ds, rows = write_stream(call, ref, mode="overwrite" if state == "created" else "create")
+        with arrow_body(call.request) as stream:
+            ds, rows = write_batches(
+                catalog, ref, stream, label=call.label,
+                mode="overwrite" if state == "created" else "create")
         # Properties are saved only once the data is committed: a failed create leaves
         # no declared table behind.
         if properties:
@@ -166,9 +109,13 @@ def insert(call: Call) -> dict[str, Any]:
         # the creation lock, so that of two concurrent first inserts the second appends.
         with call.catalog.creation_lock(ref):
             if call.catalog.table_state(ref) == "declared":
-                ds, rows = write_stream(call, ref, mode="create")
+                with arrow_body(call.request) as stream:
+                    ds, rows = write_batches(call.catalog, ref, stream, mode="create",
+                                             label=call.label)
                 return {"version": ds.version, "num_inserted_rows": rows}
-    ds, rows = write_stream(call, ref, mode=mode.lower(), branch=branch)
+    with arrow_body(call.request) as stream:
+        ds, rows = write_batches(call.catalog, ref, stream, mode=mode.lower(),
+                                 label=call.label, branch=branch)
     return {"version": ds.version, "num_inserted_rows": rows}
 
 
@@ -318,18 +265,3 @@ def delete(call: Call) -> dict[str, Any]:
     catalog.remember(ref, branch, ds)
     deleted = result.get("num_deleted_rows") if isinstance(result, dict) else None
     return {"version": ds.version, "num_deleted_rows": deleted}
-
-
-routes = [
-    route(_spec.TABLE_CREATE, create_table, json_body=False),
-    route(_spec.TABLE_DECLARE, declare_table),
-    route(_spec.TABLE_LIST_ALL, list_all_tables, ("GET",), json_body=False, has_id=False),
-    route(_spec.NAMESPACE_TABLE_LIST, list_tables, ("GET", "POST"), json_body=False),
-    route(_spec.TABLE_DESCRIBE, describe_table),
-    route(_spec.TABLE_EXISTS, table_exists),
-    route(_spec.TABLE_DROP, drop_table),
-    route(_spec.TABLE_COUNT_ROWS, count_rows, ("GET", "POST")),
-    route(_spec.TABLE_STATS, table_stats, ("GET", "POST")),
-    route(_spec.TABLE_INSERT, insert, json_body=False),
-    route(_spec.TABLE_DELETE, delete),
-]

@@ -1,73 +1,24 @@
 """What a credential may do: read-only or read-write, within a namespace prefix, on databases.
 
-Every request is classified from its method and path *before* routing, against the
-route templates of `_spec`: reads are a fixed list, everything else (including paths no
-template knows) counts as a write outside any namespace, so a new route is denied to
-limited credentials until it is classified here.
+Every request is classified before it runs by the route that will answer it: each
+route in the route table declares whether it reads or writes, and a request no route
+answers runs nothing, so it needs no scope.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from starlette.datastructures import QueryParams
+from starlette.routing import Match
+from starlette.types import Scope as ASGIScope
 
 from nsframe import _spec
 from nsframe.exceptions import ForbiddenError
-from nsframe.server._ids import get_delimiter
-
-READ_TEMPLATES = frozenset({
-    _spec.NAMESPACE_LIST,
-    _spec.NAMESPACE_DESCRIBE,
-    _spec.NAMESPACE_EXISTS,
-    _spec.NAMESPACE_TABLE_LIST,
-    _spec.TABLE_LIST_ALL,
-    _spec.TABLE_DESCRIBE,
-    _spec.TABLE_EXISTS,
-    _spec.TABLE_COUNT_ROWS,
-    _spec.TABLE_QUERY,
-    _spec.TABLE_STATS,
-    "/v1/table/{id}/explain_plan",
-    "/v1/table/{id}/analyze_plan",
-    _spec.INDEX_LIST,
-    _spec.INDEX_STATS,
-    _spec.VERSION_LIST,
-    _spec.VERSION_DESCRIBE,
-    _spec.TAGS_LIST,
-    _spec.TAGS_VERSION,
-    _spec.BRANCHES_LIST,
-    _spec.TRANSACTION_DESCRIBE,
-    _spec.EXT_TABLES_LIST,
-})
-
-# Templates whose `{id}` is not a namespace or table identifier.
-_NOT_NAMESPACED = frozenset({_spec.TRANSACTION_DESCRIBE})
-
-_PARAM = re.compile(r"\{(\w+)\}")
-
-
-def _compile(template: str) -> re.Pattern[str]:
-    pattern = ""
-    last = 0
-    for match in _PARAM.finditer(template):
-        pattern += re.escape(template[last:match.start()])
-        name = "ident" if match.group(1) in ("id", "table_name") else match.group(1)
-        pattern += f"(?P<{name}>[^/]+)"
-        last = match.end()
-    return re.compile(pattern + re.escape(template[last:]) + "$")
-
-
-def _templates() -> list[tuple[str, re.Pattern[str]]]:
-    found = {value for name, value in vars(_spec).items()
-             if name.isupper() and isinstance(value, str) and value.startswith("/v1/")}
-    found |= READ_TEMPLATES
-    return [(t, _compile(t)) for t in sorted(found, key=len, reverse=True)]
-
-
-_TEMPLATES = _templates()
+from nsframe.server._http.ids import get_delimiter
+from nsframe.server._http.routing import ApiRoute
 
 
 @dataclass(frozen=True)
@@ -89,24 +40,25 @@ class Operation:
         return self.delimiter.join(self.ident) if self.ident else self.delimiter
 
 
-def classify(method: str, path: str, query_string: bytes = b"") -> Operation:
-    """Classify a request by its (decoded, slash-stripped) path and query string."""
-    # Parsed by the handlers' own function (Starlette: the last of repeated values
-    # wins): a different reading would let `?delimiter=f&delimiter=$` pass the scope as
-    # `sales` + `orce$t` and reach table `t` of namespace `salesforce`.
-    delimiter = get_delimiter(QueryParams(query_string.decode("latin-1")))
-    for template, pattern in _TEMPLATES:
-        match = pattern.match(path)
-        if match is None:
+def classify(routes: Iterable[ApiRoute], scope: ASGIScope) -> Operation | None:
+    """What the request does, read from the route that will answer it; None when no route
+    answers it (the router's 404 or 405, which run nothing)."""
+    for route in routes:
+        match, child = route.matches(scope)
+        if match is not Match.FULL:
             continue
-        write = template not in READ_TEMPLATES
-        if template in _NOT_NAMESPACED:
-            return Operation(write, None, delimiter)
-        raw = match.groupdict().get("ident")
+        # Parsed by the handlers' own function (Starlette: the last of repeated values
+        # wins): a different reading would let `?delimiter=f&delimiter=$` pass the scope as
+        # `sales` + `orce$t` and reach table `t` of namespace `salesforce`.
+        delimiter = get_delimiter(QueryParams(scope.get("query_string", b"").decode("latin-1")))
+        if not route.namespaced:
+            return Operation(route.write, None, delimiter)
+        params = child.get("path_params", {})
+        raw = params.get("id", params.get("table_name"))
         if raw is None:
-            return Operation(write, [], delimiter)
-        return Operation(write, [] if raw == delimiter else raw.split(delimiter), delimiter)
-    return Operation(True, None, delimiter)
+            return Operation(route.write, [], delimiter)
+        return Operation(route.write, [] if raw == delimiter else raw.split(delimiter), delimiter)
+    return None
 
 
 def _parts(value: object, what: str) -> tuple[str, ...]:

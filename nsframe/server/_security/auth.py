@@ -10,6 +10,7 @@ buffered under the JSON size limit and replayed to the handler). Order of checks
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -19,13 +20,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nsframe import _spec
 from nsframe.exceptions import APIError, PayloadTooLargeError
-from nsframe.server import _databases
-from nsframe.server._access_log import AccessLog
-from nsframe.server._catalog import Catalog
 from nsframe.server._config import ServerConfig
-from nsframe.server._credentials import Credentials, Principal
-from nsframe.server._errors import error_response
-from nsframe.server._scopes import classify
+from nsframe.server._http.errors import error_response
+from nsframe.server._http.routing import ApiRoute
+from nsframe.server._security import databases as _databases
+from nsframe.server._security.access_log import AccessLog
+from nsframe.server._security.credentials import Credentials, Principal
+from nsframe.server._security.scopes import classify
+from nsframe.server._storage.catalog import Catalog
 
 ARROW_TYPES = ("arrow", "octet-stream")
 
@@ -54,8 +56,10 @@ def _too_large(what: str, size: int | None, limit: int) -> PayloadTooLargeError:
 class AuthMiddleware:
     """Authenticates, picks the database and checks the scope of every HTTP request."""
 
-    def __init__(self, app: ASGIApp, config: ServerConfig, catalogs: dict[str, Catalog]) -> None:
+    def __init__(self, app: ASGIApp, config: ServerConfig, catalogs: dict[str, Catalog],
+                 routes: Sequence[ApiRoute]) -> None:
         self.app = app
+        self.routes = routes
         self.config = config
         self.catalogs = catalogs
         self.credentials = Credentials(config)
@@ -76,8 +80,9 @@ class AuthMiddleware:
             )
             scope["nsframe.database"] = name
             if principal.scope.limited:
-                op = classify(scope["method"], scope["path"], scope.get("query_string", b""))
-                principal.scope.check(op, name)
+                op = classify(self.routes, scope)
+                if op is not None:
+                    principal.scope.check(op, name)
             scope["nsframe.catalog"] = _databases.resolve(self.catalogs, name, source)
             self._check_declared_size(headers)
         except APIError as error:
@@ -154,4 +159,5 @@ def _identity_of(body: bytes) -> dict[str, str]:
 def wrap(app: ASGIApp, config: ServerConfig) -> ASGIApp:
     """``app`` behind the access log and the credential check."""
     assert isinstance(app, Starlette)
-    return AccessLog(AuthMiddleware(app, config, app.state.catalogs))
+    routes = [r for r in app.routes if isinstance(r, ApiRoute)]
+    return AccessLog(AuthMiddleware(app, config, app.state.catalogs, routes))

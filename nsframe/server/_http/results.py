@@ -16,7 +16,7 @@ import pyarrow as pa
 from starlette.responses import Response, StreamingResponse
 
 from nsframe._spec import ARROW_FILE
-from nsframe.server._errors import lance_errors, log
+from nsframe.server._storage.errors import lance_errors, log
 
 INLINE_BYTES = 4 << 20
 # Writes smaller than this are joined before sending; larger ones go out as they are.

@@ -17,20 +17,19 @@ import pyarrow.compute as pc
 from lance.dataset import LanceDataset
 from starlette.responses import Response
 
-from nsframe import _spec
 from nsframe.exceptions import InvalidInputError, SchemaMismatchError
-from nsframe.server._errors import lance_errors
-from nsframe.server._fieldpath import ResolvedField, resolve, vector_kind
-from nsframe.server._fts import TextQuery, TextQueryBuilder, parse_text_query
-from nsframe.server._handler import Call, route
-from nsframe.server._request import get_bool, get_dict, get_int, get_str, whole_condition
-from nsframe.server._results import arrow_file_response, table_response
-from nsframe.server._vector import (
+from nsframe.server._http.handler import Call
+from nsframe.server._http.request import get_bool, get_dict, get_int, get_str, whole_condition
+from nsframe.server._http.results import arrow_file_response, table_response
+from nsframe.server._search.fieldpath import ResolvedField, resolve, vector_kind
+from nsframe.server._search.fts import TextQuery, TextQueryBuilder, parse_text_query
+from nsframe.server._search.vector import (
     VectorQuery,
     nearest_options,
     parse_vector_query,
     vector_column,
 )
+from nsframe.server._storage.errors import lance_errors
 
 DEFAULT_SEARCH_K = 10
 # Reciprocal rank fusion constant, as in the RRF paper and LanceDB.
@@ -275,6 +274,3 @@ def _hybrid(ds: LanceDataset, request: QueryRequest, columns: Columns) -> Respon
     if not request.with_row_id:
         result = result.drop_columns(["_rowid"])
     return table_response(result)
-
-
-routes = [route(_spec.TABLE_QUERY, query_table)]

@@ -17,13 +17,12 @@ from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from nsframe._spec import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
 from nsframe.exceptions import InvalidInputError
-from nsframe.server._catalog import Catalog
-from nsframe.server._ids import check_body_id, get_delimiter, parse_id
-from nsframe.server._request import read_json
+from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
+from nsframe.server._http.request import read_json
+from nsframe.server._storage.catalog import Catalog
 
 Handler = Callable[["Call"], Any]
 
@@ -130,10 +129,3 @@ def endpoint(handler: Handler, *, json_body: bool = True, has_id: bool = True,
     return run
 
 
-def route(template: str, handler: Handler, methods: tuple[str, ...] = ("POST",),
-          **options: Any) -> Route:
-    """A Starlette route for a `_spec` template; ``{id}`` matches any text, slashes too,
-    so that a bad name gets our 400 rather than the router's 404."""
-    path = template.replace("{id}", "{id:anything}")
-    return Route(path, endpoint(handler, **options), methods=list(methods),
-                 name=handler.__name__)

@@ -33,8 +33,8 @@ from lance.query import (
 )
 
 from nsframe.exceptions import InvalidInputError
-from nsframe.server._fieldpath import resolve, text_fields
-from nsframe.server._request import get_dict, get_float, get_int, get_str
+from nsframe.server._http.request import get_dict, get_float, get_int, get_str
+from nsframe.server._search.fieldpath import resolve, text_fields
 
 QUERY_KINDS = ("match", "phrase", "boost", "multi_match", "boolean")
 # The most edits a fuzzy match may allow. Lance's FTS index matches through a Levenshtein

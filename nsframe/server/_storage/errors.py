@@ -1,7 +1,5 @@
-"""Errors in the server: Lance exceptions mapped to the contract, rendered as its JSON body.
-
-Every failure leaves as the error body of `../shared/spec/README.md`: never a stack
-trace, never a server file path.
+"""Storage failures mapped to the contract: Lance and pyarrow exceptions become the
+`nsframe.exceptions` class they mean, with every file path scrubbed from the detail.
 """
 
 from __future__ import annotations
@@ -10,9 +8,6 @@ import logging
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 
 from nsframe.exceptions import (
     APIError,
@@ -129,22 +124,3 @@ def lance_errors(context: str = "") -> Iterator[None]:
             error.detail = f"{context}: {error.detail}"
             error.args = (error.detail,)
         raise error from exc
-
-
-def error_response(request: Request, error: APIError) -> Response:
-    body = error.to_body()
-    # The raw scope path: request.url.path goes through urlsplit, which drops control characters.
-    body["instance"] = request.scope.get("path") or request.url.path
-    headers = dict(error.headers)
-    return JSONResponse(body, status_code=error.status, headers=headers)
-
-
-async def handle_api_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, APIError)
-    return error_response(request, exc)
-
-
-async def handle_unexpected(request: Request, exc: Exception) -> Response:
-    # Only errors from Lance calls are translated (inside `lance_errors`); anything else
-    # reaching here is our own bug, so it is a 500 whatever its class.
-    return error_response(request, unexpected(exc, f"on {request.method} {request.url.path}"))

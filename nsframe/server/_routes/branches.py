@@ -11,19 +11,17 @@ from typing import Any
 
 from lance.dataset import LanceDataset
 
-from nsframe import _spec
 from nsframe.exceptions import (
     BranchAlreadyExistsError,
     BranchNotFoundError,
     InvalidInputError,
     InvalidTableStateError,
 )
-from nsframe.server._catalog import MAIN_BRANCH, TableRef, normalize_branch
-from nsframe.server._errors import lance_errors, scrub
-from nsframe.server._handler import Call, route
-from nsframe.server._pagination import paginate
-from nsframe.server._request import get_int, get_str
-from nsframe.server._tags import page_args
+from nsframe.server._http.handler import Call
+from nsframe.server._http.pagination import page_args, paginate
+from nsframe.server._http.request import get_int, get_str
+from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
+from nsframe.server._storage.errors import lance_errors, scrub
 
 MAX_BRANCH_BYTES = 200
 
@@ -136,10 +134,3 @@ def delete_branch(call: Call) -> dict[str, Any]:
         finally:
             catalog.forget(ref, name, all_branches=False)
     return {}
-
-
-routes = [
-    route(_spec.BRANCHES_LIST, list_branches, ("GET", "POST")),
-    route(_spec.BRANCHES_CREATE, create_branch),
-    route(_spec.BRANCHES_DELETE, delete_branch),
-]

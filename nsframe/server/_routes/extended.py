@@ -12,14 +12,10 @@ from starlette.requests import Request
 
 from nsframe import _spec
 from nsframe.exceptions import InvalidInputError, TableAlreadyExistsError
-from nsframe.server import _tables
-from nsframe.server._handler import Call, route
-from nsframe.server._ids import parse_id
-
-
-def list_database_tables(call: Call) -> dict[str, Any]:
-    """Every table of the database, paginated: ``{"tables": [...], "page_token": ...}``."""
-    return _tables.list_all_tables(call)
+from nsframe.server._http.arrow import arrow_body
+from nsframe.server._http.handler import Call
+from nsframe.server._http.ids import parse_id
+from nsframe.server._storage.writes import write_batches
 
 
 def _has_body(request: Request) -> bool:
@@ -54,12 +50,7 @@ def create_database_table(call: Call) -> dict[str, Any]:
         )
     if catalog.table_state(ref) != "missing":
         raise exists
-    ds, rows = _tables.write_stream(call, ref, mode="create")
+    with arrow_body(call.request) as stream:
+        ds, rows = write_batches(catalog, ref, stream, mode="create", label=call.label)
     return {"table": call.label, "version": ds.version, "num_inserted_rows": rows,
             "is_only_declared": False}
-
-
-routes = [
-    route(_spec.EXT_TABLES_LIST, list_database_tables, ("GET",), json_body=False, has_id=False),
-    route(_spec.EXT_TABLE_CREATE, create_database_table, json_body=False, has_id=False),
-]

@@ -12,6 +12,8 @@ import binascii
 from collections.abc import Sequence
 
 from nsframe.exceptions import InvalidInputError
+from nsframe.server._http.handler import Call
+from nsframe.server._http.request import get_str
 
 MAX_PAGE_SIZE = 1000
 _FROM_URLSAFE = str.maketrans("-_", "+/")
@@ -60,3 +62,13 @@ def paginate(
     page = ordered[:size]
     next_token = encode_token(page[-1]) if len(ordered) > size else None
     return page, next_token
+
+def page_args(call: Call) -> tuple[str | None, int | None]:
+    """``page_token`` and ``limit``: query parameters, else members of a JSON body."""
+    token = call.params.get("page_token")
+    if token is None:
+        token = get_str(call.body, "page_token")
+    raw_limit: object = call.params.get("limit")
+    if raw_limit is None:
+        raw_limit = call.body.get("limit")
+    return token, parse_limit(raw_limit)

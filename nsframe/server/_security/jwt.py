@@ -28,7 +28,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from nsframe.exceptions import ForbiddenError, UnauthorizedError
-from nsframe.server._scopes import Scope
+from nsframe.server._security.scopes import Scope
 
 HMAC_ALGORITHMS = ("HS256", "HS384", "HS512")
 PUBLIC_KEY_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512",

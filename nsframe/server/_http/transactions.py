@@ -23,7 +23,7 @@ from typing import Any
 from starlette.requests import Request
 
 from nsframe.exceptions import APIError
-from nsframe.server._errors import UNEXPECTED, unexpected
+from nsframe.server._storage.errors import UNEXPECTED, unexpected
 
 STATUSES = ("Queued", "Running", "Succeeded", "Failed", "Canceled")
 MAX_KEPT = 10_000

@@ -14,17 +14,13 @@ from typing import Any
 
 from lance.dataset import LanceDataset
 
-from nsframe import _spec
-from nsframe.exceptions import TransactionNotFoundError, VersionNotFoundError
-from nsframe.server._branches import routes as branch_routes
-from nsframe.server._catalog import MAIN_BRANCH, TableRef, normalize_branch
-from nsframe.server._errors import lance_errors
-from nsframe.server._handler import Call, route
-from nsframe.server._pagination import paginate
-from nsframe.server._request import get_bool, get_int, get_str, query_bool
-from nsframe.server._tags import page_args
-from nsframe.server._tags import routes as tag_routes
-from nsframe.server._transactions import TransactionLog
+from nsframe.exceptions import VersionNotFoundError
+from nsframe.server._http.handler import Call
+from nsframe.server._http.pagination import page_args, paginate
+from nsframe.server._http.request import get_bool, get_int, get_str, query_bool
+from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
+from nsframe.server._storage.errors import lance_errors
 
 log = logging.getLogger("nsframe.server")
 
@@ -163,24 +159,3 @@ def restore(call: Call) -> dict[str, Any]:
         txn.note(version=target.version)
     catalog.remember(ref, branch, target)
     return {"transaction_id": txn.id, "version": target.version}
-
-
-def describe_transaction(call: Call) -> dict[str, Any]:
-    txn_id = call.delimiter.join(call.id)
-    txn = TransactionLog.of(call.request).get(txn_id)
-    if txn is None:
-        raise TransactionNotFoundError(
-            f"Transaction {txn_id!r} is not known to this server: use the transaction_id "
-            "of a recent response (the server keeps the most recent ones, in memory)."
-        )
-    return txn.to_json()
-
-
-routes = [
-    route(_spec.VERSION_LIST, list_versions, ("GET", "POST")),
-    route(_spec.VERSION_DESCRIBE, describe_version),
-    route(_spec.RESTORE, restore),
-    route(_spec.TRANSACTION_DESCRIBE, describe_transaction),
-    *tag_routes,
-    *branch_routes,
-]
