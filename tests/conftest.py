@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import urllib.parse
 import uuid
 from collections.abc import Iterator
@@ -56,6 +57,19 @@ def ipc_stream(data: pa.Table | pa.RecordBatch | dict[str, Any],
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return sink.getvalue()
+
+
+def table_location(http: requests.Session, base_url: str, ident: str) -> Path:
+    """Where the table's Lance dataset lives (describe's ``location``), on a local root."""
+    resp = http.post(f"{base_url}/v1/table/{ident}/describe", json={})
+    assert resp.status_code == 200, resp.text
+    return Path(resp.json()["location"])
+
+
+def data_folders(root: Path) -> set[str]:
+    """The table data folders under a local root."""
+    tables = root / "tables"
+    return set(os.listdir(tables)) if tables.is_dir() else set()
 
 
 def read_ipc_file(content: bytes) -> pa.Table:

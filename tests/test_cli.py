@@ -185,9 +185,10 @@ def test_config_file_scopes_databases_and_limits(tmp_path: Path) -> None:
         resp = requests.post(f"{url}/v1/namespace/r/create", json={},
                              headers={**admin, "Host": "sales.example.test"})
         assert resp.status_code == 200, resp.text
-        assert (tmp_path / "sales" / "namespaces" / "q").is_dir()
-        assert (tmp_path / "sales" / "namespaces" / "r").is_dir()
-        assert not (tmp_path / "main" / "namespaces" / "q").exists()
+        entries = ("_catalog", "root", "ns")  # docs/storage.md
+        assert (tmp_path.joinpath("sales", *entries, "q")).is_dir()
+        assert (tmp_path.joinpath("sales", *entries, "r")).is_dir()
+        assert not (tmp_path.joinpath("main", *entries, "q")).exists()
         resp = requests.post(f"{url}/v1/namespace/q/exists", json={},
                              headers={**reader, "x-service-database": "sales"})
         assert resp.status_code == 200

@@ -52,7 +52,8 @@ def exists(server: RunningServer, name: str, **where: Any) -> bool:
 
 
 def ns_dir(root: Path, name: str) -> Path:
-    return root / "namespaces" / name
+    """The catalog entry of a namespace of the root namespace (docs/storage.md)."""
+    return root / "_catalog" / "root" / "ns" / name
 
 
 def test_header_picks_the_database(multi: RunningServer, roots: dict[str, Path]) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import requests
 from _paging import walk_pages
-from conftest import assert_error, ipc_stream
+from conftest import assert_error, ipc_stream, table_location
 
 
 def _create(http: requests.Session, base_url: str, ident: str, **body: Any) -> requests.Response:
@@ -51,13 +51,6 @@ def _count(http: requests.Session, base_url: str, ident: str) -> int:
     assert resp.status_code == 200, resp.text
     n: int = resp.json()
     return n
-
-
-def _ns_dir(root: Path, *parts: str) -> Path:
-    path = root
-    for part in parts:
-        path = path / "namespaces" / part
-    return path
 
 
 # ------------------------------------------------------------------------- create
@@ -145,7 +138,6 @@ def test_nested_namespaces(http: requests.Session, base_url: str, ns: str, root:
     assert _children(http, base_url, f"{ns}$a") == ["b"]
     assert _children(http, base_url, f"{ns}$a$b") == ["c"]
     assert _children(http, base_url, f"{ns}$a$b$c") == []
-    assert _ns_dir(root, ns, "a", "b", "c").is_dir()
 
 
 def test_nested_create_needs_parent(http: requests.Session, base_url: str, ns: str) -> None:
@@ -299,7 +291,6 @@ def test_drop_empty(http: requests.Session, base_url: str, ns: str, root: Path) 
     assert resp.status_code == 200, resp.text
     assert resp.json()["properties"] == {"k": "v"}
     assert not _exists(http, base_url, f"{ns}$a")
-    assert not _ns_dir(root, ns, "a").exists()
     assert _children(http, base_url, ns) == []
     # Created again, it starts afresh.
     assert _create(http, base_url, f"{ns}$a").status_code == 200
@@ -347,7 +338,7 @@ def test_drop_restrict_with_table_keeps_everything(
     assert "Cascade" in err["detail"]
     assert _exists(http, base_url, f"{ns}$a")
     assert _count(http, base_url, f"{ns}$a$t") == 3
-    assert (_ns_dir(root, ns, "a") / "tables" / "t.lance").is_dir()
+    assert table_location(http, base_url, f"{ns}$a$t").is_dir()
 
 
 def test_drop_restrict_with_declared_table_keeps_it(
@@ -383,6 +374,8 @@ def test_drop_cascade_drops_everything_below(
     _make_table(http, base_url, f"{ns}$a$b$c$t3")
     assert http.post(f"{base_url}/v1/table/{ns}$a$b$d/declare", json={}).status_code == 200
     _make_table(http, base_url, f"{ns}$keep")
+    locations = [table_location(http, base_url, f"{ns}${t}")
+                 for t in ("a$t1", "a$b$t2", "a$b$c$t3")]
     resp = _drop(http, base_url, f"{ns}$a", behavior=behavior)
     assert resp.status_code == 200, resp.text
     for ident in [f"{ns}$a", f"{ns}$a$b", f"{ns}$a$b$c"]:
@@ -390,7 +383,7 @@ def test_drop_cascade_drops_everything_below(
     for ident in [f"{ns}$a$t1", f"{ns}$a$b$t2", f"{ns}$a$b$c$t3", f"{ns}$a$b$d"]:
         resp = http.post(f"{base_url}/v1/table/{ident}/exists", json={})
         assert resp.status_code == 404, ident
-    assert not _ns_dir(root, ns, "a").exists()
+    assert not [location for location in locations if location.exists()]
     all_tables = http.get(f"{base_url}/v1/table", params={"limit": 1000}).json()["tables"]
     assert not [t for t in all_tables if t.startswith(f"{ns}$a$")]
     assert f"{ns}$keep" in all_tables

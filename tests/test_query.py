@@ -21,7 +21,7 @@ from _querykit import (
     query_raw,
     vectors,
 )
-from conftest import assert_error, ipc_stream
+from conftest import assert_error, ipc_stream, table_location
 
 ROWS, DIM = 2000, 16
 
@@ -438,7 +438,7 @@ def test_cached_dataset_sees_writes_made_directly_with_lance(
     # Open the table through the server, so that it sits in the dataset cache.
     assert query(http, base_url, t, vec_body(data[25], k=1))["id"][0].as_py() != 25
     assert http.post(count, json={}).json() == 20
-    path = root / "namespaces" / ns / "tables" / "direct.lance"
+    path = table_location(http, base_url, t)
     assert (path / "_versions").is_dir()
     appended = lance.write_dataset(
         pa.table({"id": pa.array(range(20, 30)), "vec": fsl(data[20:])}), str(path),

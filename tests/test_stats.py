@@ -13,7 +13,7 @@ import lance
 import pyarrow as pa
 import requests
 from _querykit import create_table, insert, ok, post
-from conftest import assert_error, ipc_stream
+from conftest import assert_error, ipc_stream, table_location
 
 from nsframe.server._storage.writes import DEFAULT_TARGET_ROWS
 
@@ -45,8 +45,6 @@ def expected_lengths(rows: list[int]) -> dict[str, int]:
     return summary
 
 
-def table_dir(root: Path, ns: str, name: str) -> Path:
-    return root / "namespaces" / ns / "tables" / f"{name}.lance"
 
 
 def data_file_bytes(path: Path) -> int:
@@ -86,7 +84,7 @@ def test_rows_fragments_and_lengths_follow_inserts_and_deletes(
     remaining = [5, 2, 3, 7, 11, 40, 4]
     assert got["fragment_stats"]["lengths"] == expected_lengths(remaining)
     # The same, as Lance reads the fragments from disk.
-    on_disk = lance.dataset(str(table_dir(root, ns, "t")))
+    on_disk = lance.dataset(str(table_location(http, base_url, f"{ns}$t")))
     assert sorted(f.metadata.physical_rows for f in on_disk.get_fragments()) == sorted(remaining)
     assert sum(f.count_rows() for f in on_disk.get_fragments()) == 50
 
@@ -119,7 +117,7 @@ def test_total_bytes_is_the_size_of_the_data_files(http: requests.Session, base_
     table = f"{ns}$bytes"
     create_table(http, base_url, table, ids(0, 100))
     first = stats(http, base_url, table)["total_bytes"]
-    path = table_dir(root, ns, "bytes")
+    path = table_location(http, base_url, f"{ns}$bytes")
     files = list((path / "data").iterdir())
     assert len(files) == 1 and first == files[0].stat().st_size > 0
     insert(http, base_url, table, ids(100, 1000))

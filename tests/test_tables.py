@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import requests
-from conftest import assert_error, ipc_stream
+from conftest import assert_error, data_folders, ipc_stream, table_location
 
 SCHEMA = pa.schema([
     pa.field("id", pa.int64(), nullable=False),
@@ -63,10 +63,6 @@ def _tables(http: requests.Session, base_url: str, ns: str, **params: Any) -> li
     assert resp.status_code == 200, resp.text
     names: list[str] = resp.json()["tables"]
     return names
-
-
-def _table_dir(root: Path, ns: str, name: str) -> Path:
-    return root / "namespaces" / ns / "tables" / f"{name}.lance"
 
 
 def _decoded_schema(text: str) -> pa.Schema:
@@ -165,12 +161,13 @@ def test_create_bad_mode_or_body_is_400(
 ) -> None:
     err = assert_error(_create(http, base_url, f"{ns}$t", _rows(1), mode="upsert"), 400, 13)
     assert "mode" in err["detail"]
+    before = data_folders(root)
     resp = http.post(f"{base_url}/v1/table/{ns}$t/create", data=b"not arrow at all")
     assert_error(resp, 400, 13)
     resp = http.post(f"{base_url}/v1/table/{ns}$t/create", data=ipc_stream(_rows(100))[:-200])
     assert_error(resp, 400, 13)
     assert not _exists(http, base_url, f"{ns}$t")
-    assert not _table_dir(root, ns, "t").exists()
+    assert data_folders(root) == before
     assert _tables(http, base_url, ns) == []
     # The name is still free.
     assert _create(http, base_url, f"{ns}$t", _rows(1)).status_code == 200
@@ -197,10 +194,10 @@ def test_table_at_root_namespace(http: requests.Session, base_url: str, ns: str)
 
 # ------------------------------------------------------------------------ declare
 def test_declare(http: requests.Session, base_url: str, ns: str, root: Path) -> None:
+    before = data_folders(root)
     resp = http.post(f"{base_url}/v1/table/{ns}$d/declare", json={"properties": {"a": "b"}})
     assert resp.status_code == 200, resp.text
-    assert not _table_dir(root, ns, "d").exists()
-    assert not list((root / "namespaces" / ns).rglob("*.lance"))
+    assert data_folders(root) == before
     assert _exists(http, base_url, f"{ns}$d")
     info = _describe(http, base_url, f"{ns}$d")
     assert info["is_only_declared"] is True
@@ -222,7 +219,7 @@ def test_insert_into_declared_creates(
     resp = http.post(f"{base_url}/v1/table/{ns}$d/insert", data=ipc_stream(_rows(4)))
     assert resp.status_code == 200, resp.text
     assert resp.json()["num_inserted_rows"] == 4
-    assert _table_dir(root, ns, "d").is_dir()
+    assert table_location(http, base_url, f"{ns}$d").is_dir()
     info = _describe(http, base_url, f"{ns}$d")
     assert info["is_only_declared"] is False
     assert info["stats"]["num_rows"] == 4
@@ -244,10 +241,11 @@ def test_failed_insert_into_declared_keeps_it_declared(
     http: requests.Session, base_url: str, ns: str, root: Path
 ) -> None:
     assert http.post(f"{base_url}/v1/table/{ns}$d/declare", json={}).status_code == 200
+    before = data_folders(root)
     resp = http.post(f"{base_url}/v1/table/{ns}$d/insert", data=ipc_stream(_rows(100))[:-100])
     assert_error(resp, 400, 13)
     assert _describe(http, base_url, f"{ns}$d")["is_only_declared"] is True
-    assert not list((root / "namespaces" / ns).rglob("_versions"))
+    assert data_folders(root) == before
 
 
 # -------------------------------------------------------------------------- lists
@@ -387,13 +385,12 @@ def test_exists_and_missing(http: requests.Session, base_url: str, ns: str) -> N
 def test_drop(http: requests.Session, base_url: str, ns: str, root: Path) -> None:
     assert _create(http, base_url, f"{ns}$t", _rows(3)).status_code == 200
     assert _create(http, base_url, f"{ns}$keep", _rows(2)).status_code == 200
-    assert _table_dir(root, ns, "t").is_dir()
+    location = table_location(http, base_url, f"{ns}$t")
+    assert location.is_dir()
     resp = http.post(f"{base_url}/v1/table/{ns}$t/drop", json={})
     assert resp.status_code == 200, resp.text
     assert not _exists(http, base_url, f"{ns}$t")
-    assert not _table_dir(root, ns, "t").exists()
-    assert not [p for p in (root / "namespaces" / ns / "tables").iterdir()
-                if "t.lance" in p.name and "keep" not in p.name]
+    assert not location.exists()
     assert _tables(http, base_url, ns) == ["keep"]
     assert_error(http.post(f"{base_url}/v1/table/{ns}$t/drop", json={}), 404, 4)
     assert _count(http, base_url, f"{ns}$keep") == 2

@@ -22,9 +22,8 @@ import pyarrow as pa
 from starlette.requests import ClientDisconnect, Request
 
 from nsframe.exceptions import InvalidInputError, PayloadTooLargeError
+from nsframe.server._storage.writes import WRITE_BATCH_ROWS
 
-# Lance scans fastest on batches of about this many rows (PERFORMANCE_NOTES.md).
-WRITE_BATCH_ROWS = 8192
 READ_BUFFER_BYTES = 1 << 20
 # How far receiving may run ahead of the Lance write: bounds the memory per insert.
 PREFETCH_BYTES = 8 << 20

@@ -12,6 +12,8 @@ from nsframe._spec import DEFAULT_DELIMITER
 from nsframe.exceptions import InvalidInputError
 
 MAX_NAME_BYTES = 200
+# A whole identifier: deep enough for any hierarchy, short enough for every store's keys.
+MAX_ID_BYTES = 3600
 # Format characters that are ordinary parts of words (Persian, Indic scripts) and of
 # emoji sequences; other format characters (bidi overrides) can disguise a name.
 _JOINERS = frozenset("\u200c\u200d")
@@ -56,6 +58,12 @@ def parse_id(text: str, delimiter: str) -> list[str]:
     if text == delimiter:
         return []
     parts = text.split(delimiter)
+    if len(text.encode("utf-8")) > MAX_ID_BYTES:
+        raise InvalidInputError(
+            f"The identifier nests too deep or its names are too long ({len(parts)} parts, "
+            f"{len(text.encode('utf-8'))} bytes; the limit is {MAX_ID_BYTES} bytes): use "
+            "fewer levels or shorter names."
+        )
     for part in parts:
         check_name(part, "identifier part")
     return parts

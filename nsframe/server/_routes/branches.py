@@ -85,23 +85,22 @@ def create_branch(call: Call) -> dict[str, Any]:
     ref, ds = _table(call)
     # 404 code 22 for a missing source branch, code 11 for a missing version of it.
     origin = catalog.dataset(ref, branch=source, version=from_version)
-    with catalog.ddl_lock:
-        if name in _all_branches(call, ds):
-            raise BranchAlreadyExistsError(
-                f"Table {call.label!r} already has a branch {name!r}: delete it first or "
-                "choose another name."
-            )
-        try:
-            created = ds.create_branch(name, (source, origin.version))
-        except (OSError, ValueError) as exc:
-            if "is invalid" in str(exc):
-                raise InvalidInputError(
-                    f"The branch name {name!r} is not allowed ({scrub(str(exc))}): use segments "
-                    "of letters, digits, '.', '-' or '_' joined by '/'."
-                ) from exc
-            with lance_errors(f"Creating branch {name!r} failed"):
-                raise
-    catalog.forget(ref, name, all_branches=False)
+    if name in _all_branches(call, ds):
+        raise BranchAlreadyExistsError(
+            f"Table {call.label!r} already has a branch {name!r}: delete it first or "
+            "choose another name."
+        )
+    try:
+        created = ds.create_branch(name, (source, origin.version))
+    except (OSError, ValueError) as exc:
+        if "is invalid" in str(exc):
+            raise InvalidInputError(
+                f"The branch name {name!r} is not allowed ({scrub(str(exc))}): use segments "
+                "of letters, digits, '.', '-' or '_' joined by '/'."
+            ) from exc
+        with lance_errors(f"Creating branch {name!r} failed"):
+            raise
+    catalog.forget(ref)
     catalog.remember(ref, name, created)
     return {"name": name, "version": created.version,
             "parentBranch": source or MAIN_BRANCH, "parentVersion": origin.version}
@@ -115,22 +114,21 @@ def delete_branch(call: Call) -> dict[str, Any]:
         )
     catalog = call.catalog
     ref, ds = _table(call)
-    with catalog.ddl_lock:
-        if name not in _all_branches(call, ds):
-            raise BranchNotFoundError(
-                f"Table {call.label!r} has no branch {name!r}: list the branches to see which "
-                "exist."
-            )
-        try:
-            ds.branches.delete(name)
-        except (OSError, ValueError) as exc:
-            if "referenced" in str(exc):
-                raise InvalidTableStateError(
-                    f"Branch {name!r} cannot be deleted while other branches or tags point at "
-                    "its versions: delete those first."
-                ) from exc
-            with lance_errors(f"Deleting branch {name!r} failed"):
-                raise
-        finally:
-            catalog.forget(ref, name, all_branches=False)
+    if name not in _all_branches(call, ds):
+        raise BranchNotFoundError(
+            f"Table {call.label!r} has no branch {name!r}: list the branches to see which "
+            "exist."
+        )
+    try:
+        ds.branches.delete(name)
+    except (OSError, ValueError) as exc:
+        if "referenced" in str(exc):
+            raise InvalidTableStateError(
+                f"Branch {name!r} cannot be deleted while other branches or tags point at "
+                "its versions: delete those first."
+            ) from exc
+        with lance_errors(f"Deleting branch {name!r} failed"):
+            raise
+    finally:
+        catalog.forget(ref)
     return {}

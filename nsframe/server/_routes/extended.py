@@ -15,7 +15,7 @@ from nsframe.exceptions import InvalidInputError, TableAlreadyExistsError
 from nsframe.server._http.arrow import arrow_body
 from nsframe.server._http.handler import Call
 from nsframe.server._http.ids import parse_id
-from nsframe.server._storage.writes import write_batches
+from nsframe.server._storage.writes import create_table
 
 
 def _has_body(request: Request) -> bool:
@@ -29,17 +29,15 @@ def create_database_table(call: Call) -> dict[str, Any]:
     """Create a table from an Arrow IPC stream body; with no body, declare it."""
     call.id = parse_id(call.request.path_params["table_name"], call.delimiter)
     catalog = call.catalog
-    catalog.require_namespace(call.id[:-1])
-    ref = catalog.table_ref(call.id)
+    catalog.table_folder(call.id, for_child=True)
     exists = TableAlreadyExistsError(
         f"Table {call.label!r} already exists: pick another name, or insert into it with "
         f"POST /v1/table/{call.label}/insert."
     )
     if not _has_body(call.request):
-        with catalog.ddl_lock:
-            if catalog.table_state(ref) != "missing":
-                raise exists
-            catalog.declare_table(ref, None)
+        if catalog.find_table(call.id) is not None:
+            raise exists
+        catalog.declare_table(call.id, None)
         return {"table": call.label, "version": None, "num_inserted_rows": 0,
                 "is_only_declared": True}
     content_type = call.request.headers.get("content-type", "")
@@ -48,9 +46,10 @@ def create_database_table(call: Call) -> dict[str, Any]:
             f"The body of POST /v1/tables/<table_name> is an Arrow IPC stream: send it as "
             f"{_spec.ARROW_STREAM}, or send no body to declare the table."
         )
-    if catalog.table_state(ref) != "missing":
+    if catalog.find_table(call.id) is not None:
         raise exists
     with arrow_body(call.request) as stream:
-        ds, rows = write_batches(catalog, ref, stream, mode="create", label=call.label)
+        ds, rows = create_table(catalog, call.id, stream, label=call.label,
+                                previous=catalog.latest_entry(call.id), properties={})
     return {"table": call.label, "version": ds.version, "num_inserted_rows": rows,
             "is_only_declared": False}

@@ -130,7 +130,7 @@ def _build(call: Call, *, scalar_only: bool) -> dict[str, Any]:
     name = get_str(body, "name") or None
     replace = get_bool(body, "replace")
     # A dataset object of our own: the build mutates it, and cached ones are shared.
-    ds = catalog.open_fresh(ref, branch)
+    ds = catalog.dataset(ref, branch=branch)
     field = resolve(ds.schema, column, "column")
     if index_type in VECTOR_TYPES:
         options = _vector_options(body, field)
@@ -282,7 +282,7 @@ def drop_index(call: Call) -> dict[str, Any]:
     branch = _branch(call)
     catalog = call.catalog
     ref = catalog.require_table(call.id)
-    ds = catalog.open_fresh(ref, branch)
+    ds = catalog.dataset(ref, branch=branch)
     if name not in {d.name for d in ds.describe_indices()}:
         raise IndexNotFoundError(
             f"Table {call.label!r} has no index named {name!r}: list indexes to see their names."

@@ -27,7 +27,7 @@ def optimize(call: Call) -> dict[str, Any]:
     catalog = call.catalog
     ref = catalog.require_table(call.id)
     # Compaction mutates the dataset object: use one of our own, not the readers' copy.
-    ds = catalog.open_fresh(ref, branch)
+    ds = catalog.dataset(ref, branch=branch)
     before = ds.version
     with TransactionLog.of(call.request).track(
         "Optimize", table=call.label, branch=normalize_branch(branch) or MAIN_BRANCH,

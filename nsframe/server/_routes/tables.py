@@ -33,7 +33,14 @@ from nsframe.server._http.request import (
 )
 from nsframe.server._storage.catalog import normalize_branch
 from nsframe.server._storage.errors import lance_errors
-from nsframe.server._storage.writes import DEFAULT_TARGET_ROWS, write_batches
+from nsframe.server._storage.writes import (
+    DEFAULT_TARGET_ROWS,
+    first_insert,
+    write_batches,
+)
+from nsframe.server._storage.writes import (
+    create_table as create_new_table,
+)
 
 CREATE_MODES = ("Create", "ExistOk", "Overwrite")
 INSERT_MODES = ("Append", "Overwrite")
@@ -44,28 +51,33 @@ def create_table(call: Call) -> dict[str, Any]:
     mode = normalize_choice(call.params.get("mode"), "mode", CREATE_MODES, "Create")
     properties = _properties_param(call)
     catalog = call.catalog
-    catalog.require_namespace(call.id[:-1])
-    ref = catalog.table_ref(call.id)
-    with catalog.creation_lock(ref):
-        state = catalog.table_state(ref)
-        if state == "created" and mode == "Create":
+    catalog.table_folder(call.id, for_child=True)  # 404 before reading the body
+    current = catalog.find_table(call.id)
+    if current is not None and current.state == "created":
+        if mode == "Create":
             raise TableAlreadyExistsError(
                 f"Table {call.label!r} already exists: use mode exist_ok to open it or "
                 "overwrite to replace it."
             )
-        if state == "created" and mode == "ExistOk":
-            ds = catalog.dataset(ref)
-            return {"version": ds.version, "properties": catalog.table_properties(ref)}
+        if mode == "ExistOk":
+            ds = catalog.dataset(current)
+            return {"version": ds.version, "properties": catalog.table_properties(current)}
         with arrow_body(call.request) as stream:
-            ds, rows = write_batches(
-                catalog, ref, stream, label=call.label,
-                mode="overwrite" if state == "created" else "create")
-        # Properties are saved only once the data is committed: a failed create leaves
-        # no declared table behind.
-        if properties:
-            catalog.declare_table(ref, properties)
-    return {"version": ds.version, "num_inserted_rows": rows,
-            "properties": catalog.table_properties(ref)}
+            ds, rows = write_batches(catalog, current, stream, mode="overwrite",
+                                     label=call.label)
+        if properties is not None:
+            catalog.set_table_properties(current, properties)
+        return {"version": ds.version, "num_inserted_rows": rows,
+                "properties": catalog.table_properties(catalog.require_table(call.id))}
+    # A declared table keeps its properties unless the create names new ones.
+    if properties is None:
+        properties = catalog.table_properties(current) if current is not None else {}
+    with arrow_body(call.request) as stream:
+        ds, rows = create_new_table(catalog, call.id, stream, label=call.label,
+                                    previous=catalog.latest_entry(call.id)
+                                    if current is None else current.entry,
+                                    properties=properties)
+    return {"version": ds.version, "num_inserted_rows": rows, "properties": properties}
 
 
 def _properties_param(call: Call) -> dict[str, str] | None:
@@ -82,37 +94,27 @@ def _properties_param(call: Call) -> dict[str, str] | None:
 
 
 def declare_table(call: Call) -> dict[str, Any]:
-    catalog = call.catalog
-    catalog.require_namespace(call.id[:-1])
-    ref = catalog.table_ref(call.id)
-    if catalog.table_state(ref) != "missing":
-        raise TableAlreadyExistsError(f"Table {call.label!r} already exists.")
     properties = call.body.get("properties")
     if properties is not None and not isinstance(properties, dict):
         raise InvalidInputError("The member 'properties' must be a JSON object of strings.")
-    with catalog.ddl_lock:
-        catalog.declare_table(ref, {str(k): str(v) for k, v in (properties or {}).items()})
-    return {"properties": catalog.table_properties(ref)}
+    ref = call.catalog.declare_table(
+        call.id, {str(k): str(v) for k, v in (properties or {}).items()})
+    return {"properties": call.catalog.table_properties(ref)}
 
 
 def insert(call: Call) -> dict[str, Any]:
     mode = normalize_choice(call.params.get("mode"), "mode", INSERT_MODES, "Append")
     branch = call.params.get("branch")
     ref = call.catalog.require_table(call.id, allow_declared=True)
-    if call.catalog.table_state(ref) == "declared":
+    if ref.state == "declared":
         if normalize_branch(branch) is not None:
             raise BranchNotFoundError(
                 f"Table {call.label!r} is only declared, so it has no branch {branch!r}: "
                 "insert into the main branch first."
             )
-        # SEED_SPEC.md: an insert into a declared table creates it with the data. Under
-        # the creation lock, so that of two concurrent first inserts the second appends.
-        with call.catalog.creation_lock(ref):
-            if call.catalog.table_state(ref) == "declared":
-                with arrow_body(call.request) as stream:
-                    ds, rows = write_batches(call.catalog, ref, stream, mode="create",
-                                             label=call.label)
-                return {"version": ds.version, "num_inserted_rows": rows}
+        with arrow_body(call.request) as stream:
+            ds, rows = first_insert(call.catalog, ref, stream, label=call.label)
+        return {"version": ds.version, "num_inserted_rows": rows}
     with arrow_body(call.request) as stream:
         ds, rows = write_batches(call.catalog, ref, stream, mode=mode.lower(),
                                  label=call.label, branch=branch)
@@ -142,12 +144,12 @@ def describe_table(call: Call) -> dict[str, Any]:
     ref = catalog.require_table(call.id, allow_declared=True)
     base = {"table": ref.name, "namespace": call.id[:-1],
             "properties": catalog.table_properties(ref)}
-    if catalog.table_state(ref) == "declared":
+    if ref.state == "declared":
         return {**base, "is_only_declared": True, "schema": None, "version": None}
     version = get_int(call.body, "version")
     branch = get_str(call.body, "branch")
     ds = catalog.dataset(ref, branch=branch, version=version)
-    return {**base, **describe_dataset(ds), "is_only_declared": False}
+    return {**base, **describe_dataset(ds), "location": ref.uri, "is_only_declared": False}
 
 
 def describe_dataset(ds: LanceDataset) -> dict[str, Any]:
@@ -259,7 +261,7 @@ def delete(call: Call) -> dict[str, Any]:
     catalog = call.catalog
     ref = catalog.require_table(call.id)
     # A dataset object of its own: the cached ones are shared by concurrent readers.
-    ds = catalog.open_fresh(ref, branch)
+    ds = catalog.dataset(ref, branch=branch)
     with lance_errors(f"The predicate {predicate!r} is not valid"):
         result = ds.delete(whole_condition(predicate))
     catalog.remember(ref, branch, ds)

@@ -100,13 +100,12 @@ def create_tag(call: Call) -> dict[str, Any]:
     name = _tag_member(call)
     ref, ds = _table(call)
     branch, version = _target(call, ref)
-    with call.catalog.ddl_lock:
-        if name in _all_tags(call, ds):
-            raise TagAlreadyExistsError(
-                f"Table {call.label!r} already has a tag {name!r}: use tags/update to move it."
-            )
-        with lance_errors(f"Creating tag {name!r} failed"):
-            ds.tags.create(name, (branch, version))
+    if name in _all_tags(call, ds):
+        raise TagAlreadyExistsError(
+            f"Table {call.label!r} already has a tag {name!r}: use tags/update to move it."
+        )
+    with lance_errors(f"Creating tag {name!r} failed"):
+        ds.tags.create(name, (branch, version))
     return {"tag": name, "version": version, "branch": branch or MAIN_BRANCH}
 
 
@@ -114,22 +113,20 @@ def update_tag(call: Call) -> dict[str, Any]:
     name = _tag_member(call)
     ref, ds = _table(call)
     branch, version = _target(call, ref)
-    with call.catalog.ddl_lock:
-        if name not in _all_tags(call, ds):
-            raise _missing_tag(call, name)
-        with lance_errors(f"Updating tag {name!r} failed"):
-            ds.tags.update(name, (branch, version))
+    if name not in _all_tags(call, ds):
+        raise _missing_tag(call, name)
+    with lance_errors(f"Updating tag {name!r} failed"):
+        ds.tags.update(name, (branch, version))
     return {"tag": name, "version": version, "branch": branch or MAIN_BRANCH}
 
 
 def delete_tag(call: Call) -> dict[str, Any]:
     name = _tag_member(call)
     _, ds = _table(call)
-    with call.catalog.ddl_lock:
-        if name not in _all_tags(call, ds):
-            raise _missing_tag(call, name)
-        with lance_errors(f"Deleting tag {name!r} failed"):
-            ds.tags.delete(name)
+    if name not in _all_tags(call, ds):
+        raise _missing_tag(call, name)
+    with lance_errors(f"Deleting tag {name!r} failed"):
+        ds.tags.delete(name)
     return {}
 
 

@@ -145,7 +145,7 @@ def restore(call: Call) -> dict[str, Any]:
     catalog = call.catalog
     ref = catalog.require_table(call.id)
     # A dataset object of our own: restoring moves it, and cached ones are shared.
-    target = catalog.open_fresh(ref, branch)
+    target = catalog.dataset(ref, branch=branch)
     try:
         target = target.checkout_version(version)
     except (OSError, ValueError) as exc:

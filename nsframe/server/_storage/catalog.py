@@ -1,88 +1,56 @@
-"""Storage: namespaces as directories, tables as Lance datasets, and the dataset cache.
+"""The catalog: which namespaces and tables exist, and where each table's data lives.
 
-Layout under the root (every name is checked by `_ids.check_name` first)::
+Layout under the root (see docs/storage.md)::
 
-    <root>/namespace.json                 properties of the root namespace
-    <root>/namespaces/<a>/namespace.json  properties of namespace a
-    <root>/namespaces/<a>/tables/<t>.lance      table a$t, a Lance dataset
-    <root>/namespaces/<a>/tables/<t>.declared   properties of table a$t; alone, a
-                                                declared-only table (JSON)
-    <root>/.trash/                        dropped tables, while they are deleted
+    _catalog/<ns uid>/ns/<name>/<gen>.<state>.<uid>.json   child namespaces of <ns uid>
+    _catalog/<ns uid>/t/<name>/<gen>.<state>.<uid>.json    tables of <ns uid>
+    tables/<uid>.lance/                                    one table incarnation (Lance)
+    _nsframe/                                              live servers, writes in flight
 
-Child namespaces and tables live in separate folders, so no user name can collide
-with another object or with our own files.
+Every entry is a generation log (`entries`), changed only by create-if-absent writes,
+so the contract's rules hold with any number of server processes on one root. Two
+identity rules make drops final: a namespace incarnation has its own uid, and its
+children are filed under that uid, so a dropped and re-created namespace starts empty
+whatever a racing writer filed under the old one; a table incarnation has its own data
+folder, so a re-created table never shares files, caches or versions with the old one.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import threading
-import urllib.parse
+import re
+import time
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import lance
 from lance.dataset import LanceDataset
 
 from nsframe.exceptions import (
-    BranchNotFoundError,
+    ConcurrentModificationError,
     InvalidInputError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
+    TableAlreadyExistsError,
     TableNotFoundError,
-    VersionNotFoundError,
 )
 from nsframe.server._http.ids import format_id
+from nsframe.server._storage.datasets import DatasetCache
+from nsframe.server._storage.entries import Entries, Entry
+from nsframe.server._storage.leases import Leases
+from nsframe.server._storage.objects import Objects
 
-PROPERTIES_FILE = "namespace.json"
-NAMESPACES_DIR = "namespaces"
-TABLES_DIR = "tables"
-TABLE_SUFFIX = ".lance"
-DECLARED_SUFFIX = ".declared"
-TRASH_DIR = ".trash"
+CATALOG = "_catalog/"
+TABLES = "tables/"
+ROOT_UID = "root"
 MAIN_BRANCH = "main"
-# Linux allows 4096 bytes per path; Lance adds up to about 200 below a table directory
-# (`_versions/...manifest`, `_indices/<uuid>/...`), so leave it room.
-MAX_PATH_BYTES = 3600
-
-
-def root_path_from_uri(root: str | os.PathLike[str]) -> Path:
-    """A local root from a path or a ``file://`` URI; object stores are not supported yet."""
-    text = os.fspath(root)
-    parsed = urllib.parse.urlparse(text)
-    if parsed.scheme in ("", "file") or (len(parsed.scheme) == 1 and os.name == "nt"):
-        path = Path(urllib.parse.unquote(parsed.path) if parsed.scheme == "file" else text)
-        return path.expanduser().resolve()
-    raise ValueError(f"Storage root {text!r}: only local paths and file:// URIs are supported.")
-
-
-@dataclass(frozen=True)
-class TableRef:
-    """A table's identifier and where it lives."""
-
-    id: list[str]
-    path: Path
-
-    @property
-    def name(self) -> str:
-        return self.id[-1]
-
-    @property
-    def uri(self) -> str:
-        return str(self.path)
-
-    @property
-    def declared_marker(self) -> Path:
-        return self.path.with_name(self.name + DECLARED_SUFFIX)
-
-    def label(self, delimiter: str = "$") -> str:
-        return format_id(self.id, delimiter)
+# A drop marks its namespace "dropping" while it checks the contents: creations in it
+# wait for the outcome. A mark older than this was left by a crashed drop.
+DROPPING_SECONDS = 30.0
+LIVE_NAMESPACE = ("active", "dropping")
+LIVE_TABLE = ("declared", "created")
+_SLUG = re.compile(r"[^a-z0-9_]+")
 
 
 def normalize_branch(branch: str | None) -> str | None:
@@ -92,45 +60,110 @@ def normalize_branch(branch: str | None) -> str | None:
     return branch
 
 
-class Catalog:
-    """Namespaces and tables under one storage root, with a cache of opened datasets."""
+@dataclass(frozen=True)
+class Namespace:
+    id: list[str]
+    uid: str
+    entry: Entry | None  # None for the root namespace, which always exists
 
-    def __init__(self, root: str | os.PathLike[str], *, cache_size: int = 128) -> None:
-        self.root = root_path_from_uri(root)
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.session = lance.Session()  # type: ignore[attr-defined]
-        self._cache: OrderedDict[tuple[str, str | None], LanceDataset] = OrderedDict()
-        self._cache_size = cache_size
-        self._lock = threading.RLock()
-        # Serialises namespace/table creation and drops; data writes are left to Lance's
-        # own optimistic concurrency.
-        self.ddl_lock = threading.RLock()
-        self._creation_locks: dict[str, threading.RLock] = {}
+
+@dataclass(frozen=True)
+class TableRef:
+    """A table incarnation: its identifier, its catalog entry and where its data is."""
+
+    id: list[str]
+    entry: Entry
+    uri: str  # "" while the table is only declared
+
+    @property
+    def name(self) -> str:
+        return self.id[-1]
+
+    @property
+    def state(self) -> str:
+        return self.entry.state
+
+    @property
+    def key(self) -> str:
+        """The data folder's key under the root."""
+        return table_key(self.entry.uid)
+
+    @property
+    def path(self) -> Path:
+        """The data folder of a table on a local root."""
+        return Path(self.uri)
+
+    def label(self, delimiter: str = "$") -> str:
+        return format_id(self.id, delimiter)
+
+
+def table_key(uid: str) -> str:
+    return f"{TABLES}{uid}.lance"
+
+
+class Catalog:
+    """Namespaces and tables under one storage root."""
+
+    def __init__(self, root: str | os.PathLike[str], *,
+                 storage_options: dict[str, str] | None = None) -> None:
+        self.objects = Objects(root, storage_options)
+        self.root = self.objects.root
+        self.entries = Entries(self.objects)
+        self.leases = Leases(self.objects)
+        self.leases.register()
+        self.datasets = DatasetCache(storage_options)
+        self.session = self.datasets.session
+
+    def close(self) -> None:
+        self.leases.close()
 
     # ----------------------------------------------------------------- namespaces
-    def namespace_dir(self, parts: list[str]) -> Path:
-        path = self.root
-        for part in parts:
-            path = path / NAMESPACES_DIR / part
-        return _short_enough(path, parts)
+    @staticmethod
+    def _ns_folder(parent_uid: str, name: str) -> str:
+        return f"{CATALOG}{parent_uid}/ns/{name}/"
+
+    @staticmethod
+    def _table_folder(ns_uid: str, name: str) -> str:
+        return f"{CATALOG}{ns_uid}/t/{name}/"
+
+    def find_namespace(self, parts: list[str]) -> Namespace | None:
+        uid, entry = ROOT_UID, None
+        for depth, name in enumerate(parts):
+            entry = self.entries.latest(self._ns_folder(uid, name))
+            if entry is None or entry.state not in LIVE_NAMESPACE:
+                return None
+            uid = entry.uid
+            if depth == len(parts) - 1:
+                break
+        return Namespace(parts, uid, entry)
 
     def namespace_exists(self, parts: list[str]) -> bool:
-        return not parts or (self.namespace_dir(parts) / PROPERTIES_FILE).is_file()
+        return self.find_namespace(parts) is not None
 
-    def require_namespace(self, parts: list[str], *, status: int | None = None) -> Path:
-        if not self.namespace_exists(parts):
+    def require_namespace(self, parts: list[str], *, status: int | None = None,
+                          for_child: bool = False) -> Namespace:
+        """The namespace ``parts``; ``for_child``: one a new child may be filed under."""
+        ns = self.find_namespace(parts)
+        if ns is None:
             raise NamespaceNotFoundError(
                 f"Namespace {format_id(parts)!r} does not exist: create it first.",
                 status=status,
             )
-        return self.namespace_dir(parts)
+        if for_child and self._being_dropped(ns.entry):
+            raise ConcurrentModificationError(
+                f"Namespace {format_id(parts)!r} is being dropped: retry once the drop "
+                "has finished."
+            )
+        return ns
 
     def namespace_properties(self, parts: list[str]) -> dict[str, str]:
-        path = self.require_namespace(parts) / PROPERTIES_FILE
-        if not path.is_file():
+        ns = self.require_namespace(parts)
+        return self._properties(ns.entry)
+
+    def _properties(self, entry: Entry | None) -> dict[str, str]:
+        if entry is None:
             return {}
-        props: dict[str, str] = json.loads(path.read_text("utf-8")).get("properties") or {}
-        return props
+        return dict(self.entries.body(entry).get("properties") or {})
 
     def create_namespace(
         self, parts: list[str], mode: str, properties: dict[str, str] | None
@@ -138,89 +171,128 @@ class Catalog:
         if not parts:
             if mode == "Create":
                 raise NamespaceAlreadyExistsError("The root namespace always exists.")
-            return self.namespace_properties(parts)
-        with self.ddl_lock:
-            self.require_namespace(parts[:-1])
-            exists = self.namespace_exists(parts)
+            return {}
+        parent = self.require_namespace(parts[:-1], for_child=True)
+        folder = self._ns_folder(parent.uid, parts[-1])
+        while True:
+            current = self.entries.latest(folder)
+            exists = current is not None and current.state in LIVE_NAMESPACE
             if exists and mode == "Create":
                 raise NamespaceAlreadyExistsError(
-                    f"Namespace {format_id(parts)!r} already exists: use mode ExistOk to reuse it "
-                    "or Overwrite to replace its properties."
+                    f"Namespace {format_id(parts)!r} already exists: use mode ExistOk to "
+                    "reuse it or Overwrite to replace its properties."
                 )
             if exists and mode == "ExistOk":
-                return self.namespace_properties(parts)
-            directory = self.namespace_dir(parts)
-            directory.mkdir(parents=True, exist_ok=True)
-            _write_json_atomic(directory / PROPERTIES_FILE, {"properties": properties or {}})
-            return dict(properties or {})
+                return self._properties(current)
+            uid = current.uid if exists and current is not None else _new_uid()
+            written = self.entries.advance(folder, current, "active", uid,
+                                           {"properties": properties or {}})
+            if written is not None:
+                self._confirm_parent(parent, folder, written)
+                return dict(properties or {})
+
+    def _confirm_parent(self, parent: Namespace, folder: str, written: Entry) -> None:
+        """Withdraw ``written`` (a new child of ``parent``) if the parent was dropped, or
+        began a drop, before the child was filed: a drop never misses a child it
+        acknowledged, and a child never outlives its namespace."""
+        if parent.entry is None:
+            return
+        now = self.find_namespace(parent.id)
+        if now is not None and now.uid == parent.uid and not self._being_dropped(now.entry):
+            return
+        self.entries.advance(folder, written, "dropped", written.uid, {})
+        raise NamespaceNotFoundError(
+            f"Namespace {format_id(parent.id)!r} was dropped while this request ran: "
+            "nothing was created."
+        )
 
     def list_namespaces(self, parts: list[str]) -> list[str]:
-        children = self.require_namespace(parts) / NAMESPACES_DIR
-        if not children.is_dir():
-            return []
-        return sorted(
-            entry.name for entry in children.iterdir() if (entry / PROPERTIES_FILE).is_file()
-        )
+        ns = self.require_namespace(parts)
+        return self._live_children(ns.uid, "ns", LIVE_NAMESPACE)
+
+    def _live_children(self, uid: str, kind: str, live: tuple[str, ...]) -> list[str]:
+        below = self.entries.latest_below(f"{CATALOG}{uid}/{kind}/")
+        return sorted(name for name, entry in below.items() if entry.state in live)
 
     def drop_namespace(self, parts: list[str], behavior: str) -> dict[str, str]:
         if not parts:
             raise InvalidInputError("The root namespace cannot be dropped.")
-        with self.ddl_lock:
-            properties = self.namespace_properties(parts)
-            children = self.list_namespaces(parts)
-            tables = self.list_tables(parts, include_declared=True)
-            if (children or tables) and behavior == "Restrict":
-                raise NamespaceNotEmptyError(
-                    f"Namespace {format_id(parts)!r} holds {len(tables)} table(s) and "
-                    f"{len(children)} namespace(s): drop them first, or use behavior Cascade."
-                )
-            # Cascade: drop the contents first, deepest first, then the namespace itself.
-            for child in children:
-                self.drop_namespace([*parts, child], behavior)
-            for table in tables:
-                self.drop_table(self.table_ref([*parts, table]))
-            directory = self.namespace_dir(parts)
-            # The marker goes first, so a crash mid-way leaves no half-visible namespace.
-            (directory / PROPERTIES_FILE).unlink(missing_ok=True)
-            shutil.rmtree(directory, ignore_errors=True)
-            return properties
+        ns = self.require_namespace(parts)
+        assert ns.entry is not None
+        parent = self.find_namespace(parts[:-1])
+        folder = self._ns_folder(parent.uid if parent else ROOT_UID, parts[-1])
+        properties = self._properties(ns.entry)
+        marked = self.entries.advance(folder, ns.entry, "dropping", ns.uid,
+                                      {"properties": properties})
+        if marked is None:
+            raise _changed(parts)
+        children = self._live_children(ns.uid, "ns", LIVE_NAMESPACE)
+        tables = self._live_children(ns.uid, "t", LIVE_TABLE)
+        if (children or tables) and behavior == "Restrict":
+            self.entries.advance(folder, marked, "active", ns.uid, {"properties": properties})
+            raise NamespaceNotEmptyError(
+                f"Namespace {format_id(parts)!r} holds {len(tables)} table(s) and "
+                f"{len(children)} namespace(s): drop them first, or use behavior Cascade."
+            )
+        # One write makes the namespace and everything below it unreachable; the data
+        # goes afterwards, and what a crash leaves of it is collected at start-up.
+        if self.entries.advance(folder, marked, "dropped", ns.uid, {}) is None:
+            raise _changed(parts)
+        self.purge_namespace(ns.uid)
+        return properties
+
+    def purge_namespace(self, uid: str) -> None:
+        """Delete the data and entries filed under a dropped namespace incarnation."""
+        for entry in self.entries.latest_below(f"{CATALOG}{uid}/ns/").values():
+            self.purge_namespace(entry.uid)
+        for entry in self.entries.latest_below(f"{CATALOG}{uid}/t/").values():
+            if entry.state == "created":
+                self.delete_data(entry.uid)
+        self.objects.delete_folder(f"{CATALOG}{uid}/")
+
+    def _being_dropped(self, entry: Entry | None) -> bool:
+        if entry is None or entry.state != "dropping":
+            return False
+        marked_at = float(self.entries.body(entry).get("at") or 0)
+        return time.time() - marked_at < DROPPING_SECONDS
 
     # --------------------------------------------------------------------- tables
-    def table_ref(self, parts: list[str]) -> TableRef:
+    def table_folder(self, parts: list[str], *, for_child: bool = False) -> tuple[Namespace, str]:
         if not parts:
             raise InvalidInputError("A table identifier needs at least one part: the table name.")
-        ns_dir = self.namespace_dir(parts[:-1])
-        path = _short_enough(ns_dir / TABLES_DIR / (parts[-1] + TABLE_SUFFIX), parts)
-        return TableRef(parts, path)
+        ns = self.require_namespace(parts[:-1], for_child=for_child)
+        return ns, self._table_folder(ns.uid, parts[-1])
 
-    def table_state(self, ref: TableRef) -> str:
+    def find_table(self, parts: list[str]) -> TableRef | None:
+        _, folder = self.table_folder(parts)
+        entry = self.entries.latest(folder)
+        if entry is None or entry.state not in LIVE_TABLE:
+            return None
+        return self._ref(parts, entry)
+
+    def _ref(self, parts: list[str], entry: Entry) -> TableRef:
+        uri = self.objects.uri(table_key(entry.uid)) if entry.state == "created" else ""
+        return TableRef(parts, entry, uri)
+
+    def table_state(self, parts: list[str]) -> str:
         """'created', 'declared' or 'missing'."""
-        if (ref.path / "_versions").is_dir():
-            return "created"
-        if ref.declared_marker.is_file():
-            return "declared"
-        return "missing"
+        ref = self.find_table(parts)
+        return "missing" if ref is None else ref.state
 
     def require_table(self, parts: list[str], *, allow_declared: bool = False) -> TableRef:
-        self.require_namespace(parts[:-1])
-        ref = self.table_ref(parts)
-        state = self.table_state(ref)
-        if state == "missing" or (state == "declared" and not allow_declared):
-            hint = " (it is only declared: insert data to create it)" if state == "declared" else ""
-            raise TableNotFoundError(f"Table {ref.label()!r} does not exist{hint}.")
+        ref = self.find_table(parts)
+        if ref is None or (ref.state == "declared" and not allow_declared):
+            hint = " (it is only declared: insert data to create it)" if ref else ""
+            raise TableNotFoundError(f"Table {format_id(parts)!r} does not exist{hint}.")
         return ref
 
+    def table_properties(self, ref: TableRef) -> dict[str, str]:
+        return self._properties(ref.entry)
+
     def list_tables(self, ns_parts: list[str], *, include_declared: bool = True) -> list[str]:
-        directory = self.require_namespace(ns_parts) / TABLES_DIR
-        if not directory.is_dir():
-            return []
-        names: set[str] = set()
-        for entry in directory.iterdir():
-            if entry.name.endswith(TABLE_SUFFIX) and (entry / "_versions").is_dir():
-                names.add(entry.name[: -len(TABLE_SUFFIX)])
-            elif include_declared and entry.name.endswith(DECLARED_SUFFIX):
-                names.add(entry.name[: -len(DECLARED_SUFFIX)])
-        return sorted(names)
+        ns = self.require_namespace(ns_parts)
+        live = LIVE_TABLE if include_declared else ("created",)
+        return self._live_children(ns.uid, "t", live)
 
     def walk_tables(self, ns_parts: list[str]) -> list[list[str]]:
         """Every table below ``ns_parts``, as full identifiers."""
@@ -229,121 +301,89 @@ class Catalog:
             found.extend(self.walk_tables([*ns_parts, child]))
         return found
 
-    def creation_lock(self, ref: TableRef) -> threading.RLock:
-        """The lock that makes "create if missing" atomic for one table.
-
-        Lance's create mode is not exclusive: two concurrent creates both commit, the
-        second as an overwrite of the first. Held for the whole write of a create, so
-        creates of other tables and DDL are not blocked by a long upload.
-        """
-        with self._lock:
-            return self._creation_locks.setdefault(ref.uri, threading.RLock())
-
-    def declare_table(self, ref: TableRef, properties: dict[str, str] | None) -> None:
-        """Write the table's properties file; alone (no dataset) it marks a declared table."""
-        ref.path.parent.mkdir(parents=True, exist_ok=True)
-        _write_json_atomic(ref.declared_marker, {"properties": properties or {}})
-
-    def table_properties(self, ref: TableRef) -> dict[str, str]:
-        if ref.declared_marker.is_file():
-            props: dict[str, str] = (
-                json.loads(ref.declared_marker.read_text("utf-8")).get("properties") or {}
+    def declare_table(self, parts: list[str], properties: dict[str, str] | None) -> TableRef:
+        ns, folder = self.table_folder(parts, for_child=True)
+        current = self.entries.latest(folder)
+        if current is not None and current.state in LIVE_TABLE:
+            raise TableAlreadyExistsError(f"Table {format_id(parts)!r} already exists.")
+        written = self.entries.advance(folder, current, "declared", "none",
+                                       {"properties": properties or {}})
+        if written is None:
+            raise TableAlreadyExistsError(
+                f"Table {format_id(parts)!r} was created by another request at the same time."
             )
-            return props
-        return {}
+        self._confirm_parent(ns, folder, written)
+        return self._ref(parts, written)
+
+    def new_table_uid(self, name: str) -> str:
+        """A fresh data folder name for an incarnation of table ``name``."""
+        slug = _SLUG.sub("_", name.lower())[:40].strip("_") or "t"
+        return f"{slug}-{uuid.uuid4().hex[:16]}"
+
+    def commit_created(self, parts: list[str], previous: Entry | None, uid: str,
+                       properties: dict[str, str]) -> TableRef | None:
+        """File the data folder ``uid`` as table ``parts``, if the entry is still at
+        ``previous``; None if another request changed it first."""
+        ns, folder = self.table_folder(parts, for_child=True)
+        written = self.entries.advance(folder, previous, "created", uid,
+                                       {"properties": properties})
+        if written is None:
+            return None
+        self._confirm_parent(ns, folder, written)
+        return self._ref(parts, written)
+
+    def set_table_properties(self, ref: TableRef, properties: dict[str, str]) -> None:
+        """Replace the properties of table ``ref`` (a conditional write, retried)."""
+        _, folder = self.table_folder(ref.id)
+        current: Entry | None = ref.entry
+        while current is not None and current.state in LIVE_TABLE:
+            if self.entries.advance(folder, current, current.state, current.uid,
+                                    {"properties": properties}) is not None:
+                return
+            current = self.entries.latest(folder)
+        raise TableNotFoundError(f"Table {ref.label()!r} does not exist.")
+
+    def latest_entry(self, parts: list[str]) -> Entry | None:
+        _, folder = self.table_folder(parts)
+        return self.entries.latest(folder)
 
     def drop_table(self, ref: TableRef) -> None:
-        with self.ddl_lock:
-            self.forget(ref)
-            ref.declared_marker.unlink(missing_ok=True)
-            if ref.path.exists():
-                # Move it out of the namespace first, so that a half-deleted dataset is
-                # never visible, under its name or any other, to a concurrent listing.
-                trash = self.root / TRASH_DIR
-                trash.mkdir(exist_ok=True)
-                doomed = trash / f"{os.getpid()}-{uuid.uuid4().hex}"
-                ref.path.rename(doomed)
-                shutil.rmtree(doomed, ignore_errors=True)
+        _, folder = self.table_folder(ref.id)
+        current = ref.entry
+        while self.entries.advance(folder, current, "dropped", current.uid, {}) is None:
+            latest = self.entries.latest(folder)
+            if latest is None or latest.state not in LIVE_TABLE:
+                raise TableNotFoundError(f"Table {ref.label()!r} does not exist.")
+            current = latest
+        if current.state == "created":
+            self.datasets.forget(self.objects.uri(table_key(current.uid)))
+            self.delete_data(current.uid)
+
+    def delete_data(self, uid: str) -> None:
+        self.objects.delete_folder(table_key(uid) + "/")
 
     # ------------------------------------------------------------------- datasets
-    def dataset(
-        self, ref: TableRef, *, branch: str | None = None, version: int | None = None
-    ) -> LanceDataset:
-        """The table at the latest version of ``branch`` (or at ``version`` of it)."""
-        branch = normalize_branch(branch)
-        ds = self._latest(ref, branch)
-        if version is None or version == ds.version:
-            return ds
-        try:
-            return ds.checkout_version(version)
-        except (OSError, ValueError) as exc:
-            where = f" on branch {branch!r}" if branch else ""
-            raise VersionNotFoundError(
-                f"Table {ref.label()!r} has no version {version}{where}: list versions to "
-                "see which exist."
-            ) from exc
+    def dataset(self, ref: TableRef, *, branch: str | None = None,
+                version: int | None = None) -> LanceDataset:
+        """A dataset object of this request's own: the table at the latest version of
+        ``branch``, or at ``version`` of it."""
+        return self.datasets.get(ref.uri, ref.label(), normalize_branch(branch), version)
 
-    def _latest(self, ref: TableRef, branch: str | None) -> LanceDataset:
-        key = (ref.uri, branch)
-        with self._lock:
-            ds = self._cache.get(key)
-        if ds is None:
-            ds = self._open(ref, branch)
-        else:
-            latest = ds.latest_version
-            if latest != ds.version:
-                ds = ds.checkout_version(latest)
-        self.remember(ref, branch, ds)
-        return ds
-
-    def _open(self, ref: TableRef, branch: str | None) -> LanceDataset:
-        if self.table_state(ref) != "created":
-            raise TableNotFoundError(f"Table {ref.label()!r} does not exist.")
-        ds = lance.dataset(ref.uri, session=self.session)
-        if branch is None:
-            return ds
-        if branch not in ds.branches.list():
-            raise BranchNotFoundError(
-                f"Table {ref.label()!r} has no branch {branch!r}: create it first."
-            )
-        return ds.checkout_version((branch, None))
-
-    def open_fresh(self, ref: TableRef, branch: str | None = None) -> LanceDataset:
-        """A new dataset object at the latest version, for a write that mutates it."""
-        return self._open(ref, normalize_branch(branch))
+    def forget(self, ref: TableRef) -> None:
+        """Drop the kept datasets of ``ref`` (after a branch is created or deleted)."""
+        self.datasets.forget(ref.uri)
 
     def remember(self, ref: TableRef, branch: str | None, ds: LanceDataset) -> None:
-        """Keep ``ds`` as the newest known state of ``ref`` on ``branch``."""
-        key = (ref.uri, normalize_branch(branch))
-        with self._lock:
-            current = self._cache.get(key)
-            if current is not None and current.version > ds.version:
-                return
-            self._cache[key] = ds
-            self._cache.move_to_end(key)
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-
-    def forget(
-        self, ref: TableRef, branch: str | None = None, *, all_branches: bool = True
-    ) -> None:
-        with self._lock:
-            for key in list(self._cache):
-                if key[0] == ref.uri and (all_branches or key[1] == normalize_branch(branch)):
-                    del self._cache[key]
+        """Keep ``ds`` (which this request no longer uses) as the newest known state."""
+        self.datasets.remember(ref.uri, normalize_branch(branch), ds)
 
 
-def _short_enough(path: Path, parts: list[str]) -> Path:
-    """``path`` if the file system can hold it and the files Lance puts below it."""
-    if len(os.fsencode(path)) > MAX_PATH_BYTES:
-        raise InvalidInputError(
-            f"The identifier {format_id(parts)!r} nests too deep or its names are too long "
-            f"for storage ({len(parts)} parts): use fewer levels or shorter names."
-        )
-    return path
+def _new_uid() -> str:
+    return uuid.uuid4().hex[:16]
 
 
-def _write_json_atomic(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(payload, sort_keys=True), "utf-8")
-    os.replace(tmp, path)
+def _changed(parts: list[str]) -> ConcurrentModificationError:
+    return ConcurrentModificationError(
+        f"Namespace {format_id(parts)!r} changed while it was being dropped: retry."
+    )
+
