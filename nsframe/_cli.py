@@ -97,6 +97,23 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gc(args: argparse.Namespace) -> int:
+    try:
+        from nsframe.server import collect_garbage
+    except ImportError:  # pragma: no cover - depends on the install
+        print("nsframe gc needs the server extra: pip install 'nsframe[server]'",
+              file=sys.stderr)
+        return 2
+    garbage = collect_garbage(args.root, apply=args.apply, grace_seconds=args.grace)
+    verb = "removed" if args.apply else "would remove"
+    for line in garbage.lines():
+        print(f"{verb} {line}")
+    print(f"nsframe gc: {verb} {len(garbage.folders)} folder(s) and {len(garbage.keys)} "
+          f"file(s), {garbage.bytes} bytes in folders"
+          + ("" if args.apply else "; run again with --apply to remove them"))
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from nsframe._demo import run
 
@@ -130,6 +147,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-json-bytes", metavar="SIZE",
                        help="largest JSON body (default 16MiB)")
     serve.set_defaults(func=_serve)
+    gc = sub.add_parser("gc", help="find (and with --apply, remove) what crashes left behind")
+    gc.add_argument("root", help="storage root")
+    gc.add_argument("--apply", action="store_true",
+                    help="remove what was found (default: a dry run that only prints it)")
+    gc.add_argument("--grace", type=float, default=3600.0, metavar="SECONDS",
+                    help="leave unreferenced data files younger than this alone, unless a "
+                    "crashed nsframe write made them (default 3600)")
+    gc.set_defaults(func=_gc)
     demo = sub.add_parser("demo", help="start the embedded server, load a sample, print frames")
     demo.add_argument("root", nargs="?", default=None,
                       help="storage root (default: a temporary directory)")

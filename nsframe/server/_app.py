@@ -18,6 +18,7 @@ from nsframe.server._http.errors import error_response, handle_api_error, handle
 from nsframe.server._http.transactions import TransactionLog
 from nsframe.server._routes import ROUTES
 from nsframe.server._security import auth as _auth
+from nsframe.server._storage import gc
 from nsframe.server._storage.catalog import Catalog
 
 
@@ -84,6 +85,9 @@ def create_app(
     app.state.catalogs = {"": Catalog(config.root)}
     for name, path in config.databases.items():
         app.state.catalogs[name] = Catalog(path)
+    for catalog in app.state.catalogs.values():
+        # What a crashed server left: its writes' files, half-dropped namespaces.
+        gc.collect(catalog, dry_run=False)
     app.state.transactions = TransactionLog()
     app.state.max_json_bytes = config.max_json_bytes
     app.state.max_arrow_bytes = config.max_arrow_bytes

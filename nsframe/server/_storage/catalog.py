@@ -149,7 +149,7 @@ class Catalog:
                 f"Namespace {format_id(parts)!r} does not exist: create it first.",
                 status=status,
             )
-        if for_child and self._being_dropped(ns.entry):
+        if for_child and self.being_dropped(ns.entry):
             raise ConcurrentModificationError(
                 f"Namespace {format_id(parts)!r} is being dropped: retry once the drop "
                 "has finished."
@@ -198,7 +198,7 @@ class Catalog:
         if parent.entry is None:
             return
         now = self.find_namespace(parent.id)
-        if now is not None and now.uid == parent.uid and not self._being_dropped(now.entry):
+        if now is not None and now.uid == parent.uid and not self.being_dropped(now.entry):
             return
         self.entries.advance(folder, written, "dropped", written.uid, {})
         raise NamespaceNotFoundError(
@@ -223,7 +223,7 @@ class Catalog:
         folder = self._ns_folder(parent.uid if parent else ROOT_UID, parts[-1])
         properties = self._properties(ns.entry)
         marked = self.entries.advance(folder, ns.entry, "dropping", ns.uid,
-                                      {"properties": properties})
+                                      {"properties": properties, "by": self.leases.server_id})
         if marked is None:
             raise _changed(parts)
         children = self._live_children(ns.uid, "ns", LIVE_NAMESPACE)
@@ -250,11 +250,13 @@ class Catalog:
                 self.delete_data(entry.uid)
         self.objects.delete_folder(f"{CATALOG}{uid}/")
 
-    def _being_dropped(self, entry: Entry | None) -> bool:
+    def being_dropped(self, entry: Entry | None) -> bool:
         if entry is None or entry.state != "dropping":
             return False
-        marked_at = float(self.entries.body(entry).get("at") or 0)
-        return time.time() - marked_at < DROPPING_SECONDS
+        body = self.entries.body(entry)
+        if time.time() - float(body.get("at") or 0) >= DROPPING_SECONDS:
+            return False  # a mark left by a drop that stopped
+        return self.leases.alive(str(body.get("by")))
 
     # --------------------------------------------------------------------- tables
     def table_folder(self, parts: list[str], *, for_child: bool = False) -> tuple[Namespace, str]:

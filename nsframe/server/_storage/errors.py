@@ -18,6 +18,7 @@ from nsframe.exceptions import (
     InvalidInputError,
     SchemaMismatchError,
     ServerError,
+    ServiceUnavailableError,
     TableAlreadyExistsError,
     TagAlreadyExistsError,
     TagNotFoundError,
@@ -29,6 +30,10 @@ log = logging.getLogger("nsframe.server")
 _RUST_LOCATION = re.compile(r",?\s*(location:\s*)?/\S+?\.rs:\d+:\d+")
 _ABS_PATH = re.compile(r"(?:file://)?(?<![\w.])/(?:[^\s,:'\"]+/)+[^\s,:'\"]*")
 _PY_TRACEBACK = re.compile(r"Detail: Python exception: Traceback.*", re.S)
+_TRANSIENT = re.compile(r"timed? ?out|connection (reset|refused|closed)|slow ?down|"
+                        r"temporarily unavailable|too many requests|service unavailable|\b503\b")
+# A storage file missing under a table (its path names the dataset's own folders).
+_GONE = re.compile(r"(not found|no such file).*(\.lance|_versions|/data/|\.manifest)", re.S)
 
 
 # The detail of every 500: what failed is in the server's log, never in the answer.
@@ -75,6 +80,19 @@ def translate(exc: BaseException) -> APIError:
                 "The table was created by another request at the same time: open it, or "
                 "create with mode exist_ok or overwrite."
             )
+    if isinstance(exc, OSError) and _TRANSIENT.search(lowered):
+        # The store is overloaded or out of reach for a moment: nothing was committed.
+        return ServiceUnavailableError(
+            "The storage did not answer in time; nothing was changed: retry shortly.",
+            headers={"Retry-After": "1"},
+        )
+    if _GONE.search(lowered):
+        # A file the table referenced a moment ago is gone: the table was dropped, or
+        # cleaned up, while this request read it. Never the caller's input error.
+        return ConcurrentModificationError(
+            "The table changed while this request read it (it was dropped or cleaned up "
+            "meanwhile): retry the request."
+        )
     if "conflict" in lowered and ("commit" in lowered or "transaction" in lowered):
         return ConcurrentModificationError(
             f"Another write to this table committed first ({detail}): retry the request."

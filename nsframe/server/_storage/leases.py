@@ -100,6 +100,20 @@ class Leases:
         finally:
             self.objects.delete([key])
 
+    def store_now(self) -> float:
+        """The store's clock now: the time a file written at this moment would carry."""
+        key = f"{SERVERS}{self.server_id}.clock"
+        self.objects.put(key, b"")
+        stamp = next((o.modified.timestamp() for o in self.objects.walk(key)), time.time())
+        self.objects.delete([key])
+        return stamp
+
+    def alive(self, server_id: str) -> bool:
+        if server_id == self.server_id:
+            return True
+        record = self.servers().get(server_id)
+        return record is not None and record.alive(time.time())
+
     def servers(self) -> dict[str, Server]:
         found: dict[str, Server] = {}
         for obj in self.objects.walk(SERVERS):
@@ -118,6 +132,7 @@ class Leases:
             if raw is None:
                 continue
             record = json.loads(raw)
+            # The store's clock, as the files the write makes will carry.
             found.append(Write(obj.key, record["server"], record["location"],
-                               float(record["started"])))
+                               obj.modified.timestamp()))
         return found
