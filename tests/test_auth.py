@@ -20,7 +20,6 @@ from typing import Any
 import jwt
 import pytest
 import requests
-from conftest import assert_error, ipc_stream, read_ipc_file
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.applications import Starlette
@@ -31,6 +30,7 @@ from nsframe.server._routes import ROUTES
 from nsframe.server._security.credentials import Credentials
 from nsframe.server._security.jwt import JWTVerifier
 from nsframe.server._security.scopes import Operation, classify
+from tests.support import assert_error, ipc_stream, read_ipc_file
 
 FULL_KEY = "full-" + secrets.token_hex(16)
 READ_KEY = "read-" + secrets.token_hex(16)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import requests
-from _paging import walk_pages
-from conftest import assert_error
-from test_versions import count, create, delete, expect, insert, ok, post, read, rows
+
+from tests.support import assert_error
+from tests.support.paging import walk_pages
+from tests.support.versioned import count, create, delete, expect, insert, ok, post, read, rows
 
 
 def collect_branches(http: requests.Session, base_url: str, table: str,

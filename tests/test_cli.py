@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import assert_error
+
+from tests.support import assert_error
 
 KEY = "cli-" + secrets.token_hex(16)
 READ_KEY = "cli-read-" + secrets.token_hex(16)

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
-from test_versions import count, create, ok, post, read_ids_by_query, rows
+
+from tests.support.versioned import count, create, ok, post, read_ids_by_query, rows
 
 WRITERS = 4
 SECONDS = 3.0

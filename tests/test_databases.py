@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 import requests
-from conftest import assert_error, ipc_stream
 
 from nsframe.server import RunningServer, serve_in_thread
+from tests.support import assert_error, ipc_stream
 
 KEY = "db-" + secrets.token_hex(16)
 SALES_ONLY_KEY = "sales-only-" + secrets.token_hex(16)

@@ -7,7 +7,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
-from conftest import assert_error, ipc_stream
+
+from tests.support import assert_error, ipc_stream
 
 MEMBERS = {"type", "title", "status", "detail", "instance", "code", "error"}
 

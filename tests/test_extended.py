@@ -10,9 +10,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import requests
-from conftest import assert_error, ipc_stream, read_ipc_file
 
 from nsframe.server import RunningServer, serve_in_thread
+from tests.support import assert_error, ipc_stream, read_ipc_file
 
 KEY = "ext-" + secrets.token_hex(16)
 ARROW = {"Content-Type": "application/vnd.apache.arrow.stream"}

@@ -9,7 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import requests
-from _querykit import (
+
+from tests.support import assert_error
+from tests.support.querykit import (
     brute_force,
     create_table,
     fsl,
@@ -21,7 +23,6 @@ from _querykit import (
     sentences,
     vectors,
 )
-from conftest import assert_error
 
 ROWS, DIM = 4000, 32
 

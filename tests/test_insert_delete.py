@@ -16,7 +16,8 @@ import psutil
 import pyarrow as pa
 import pytest
 import requests
-from conftest import assert_error, ipc_stream
+
+from tests.support import assert_error, ipc_stream
 
 ARROW_STREAM = {"Content-Type": "application/vnd.apache.arrow.stream"}
 SCHEMA = pa.schema([

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 import requests
-from conftest import assert_error, ipc_stream
 
 from nsframe.server import RunningServer, ServerConfig, serve_in_thread
+from tests.support import assert_error, ipc_stream
 
 JSON_LIMIT = 4096
 ARROW_LIMIT = 64 * 1024

@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
-from conftest import assert_error, ipc_stream
+
+from tests.support import assert_error, ipc_stream
 
 # Each is sent percent-encoded as one identifier part; the server sees the decoded text.
 # ('.' and '..' go encoded, else the client resolves them; test_raw_dot_segments sends

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 import requests
-from _paging import walk_pages
-from conftest import assert_error, ipc_stream
+
+from tests.support import assert_error, ipc_stream
+from tests.support.paging import walk_pages
 
 
 def _create(http: requests.Session, base_url: str, ident: str, **body: Any) -> requests.Response:

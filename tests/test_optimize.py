@@ -8,9 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import requests
-from conftest import assert_error, ipc_stream, read_ipc_file
 
 import nsframe
+from tests.support import assert_error, ipc_stream, read_ipc_file
 
 DIM = 8
 

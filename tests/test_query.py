@@ -11,7 +11,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 import requests
-from _querykit import (
+
+from tests.support import assert_error, ipc_stream
+from tests.support.querykit import (
     brute_force,
     create_table,
     distances,
@@ -21,7 +23,6 @@ from _querykit import (
     query_raw,
     vectors,
 )
-from conftest import assert_error, ipc_stream
 
 ROWS, DIM = 2000, 16
 

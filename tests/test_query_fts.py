@@ -12,7 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import requests
-from _querykit import (
+
+from tests.support import assert_error
+from tests.support.querykit import (
     create_table,
     fsl,
     insert,
@@ -23,7 +25,6 @@ from _querykit import (
     sentences,
     vectors,
 )
-from conftest import assert_error
 
 ROWS = 1000
 

@@ -12,10 +12,10 @@ from typing import Any
 import lance
 import pyarrow as pa
 import requests
-from _querykit import create_table, insert, ok, post
-from conftest import assert_error, ipc_stream
 
 from nsframe.server._storage.writes import DEFAULT_TARGET_ROWS
+from tests.support import assert_error, ipc_stream
+from tests.support.querykit import create_table, insert, ok, post
 
 PERCENTILES = (25, 50, 75, 99)
 

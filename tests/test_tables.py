@@ -11,7 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import requests
-from conftest import assert_error, ipc_stream
+
+from tests.support import assert_error, ipc_stream
 
 SCHEMA = pa.schema([
     pa.field("id", pa.int64(), nullable=False),

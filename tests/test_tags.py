@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 import requests
-from _paging import walk_pages
-from conftest import assert_error
-from test_versions import create, expect, insert, ok, post, read
+
+from tests.support import assert_error
+from tests.support.paging import walk_pages
+from tests.support.versioned import create, expect, insert, ok, post, read
 
 
 def collect_tags(http: requests.Session, base_url: str, table: str, limit: int,

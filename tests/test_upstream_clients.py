@@ -20,7 +20,6 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import requests
-from conftest import ipc_stream
 from lance.namespace import RestNamespace
 from lance_namespace import (
     CountTableRowsRequest,
@@ -49,6 +48,8 @@ from lance_namespace_urllib3_client.exceptions import (
     ConflictException,
     NotFoundException,
 )
+
+from tests.support import ipc_stream
 
 pytestmark = pytest.mark.upstream
 

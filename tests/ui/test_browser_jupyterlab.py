@@ -9,7 +9,7 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from ._lab import CHROMIUM_ARGS, NOTEBOOK_CELLS, Lab, VersionedTable
+from tests.support.lab import CHROMIUM_ARGS, NOTEBOOK_CELLS, Lab, VersionedTable
 
 TIMEOUT_MS = 120_000
 RUN_ATTEMPTS = 5

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import requests
-from conftest import ipc_stream, read_ipc_file
 
 from nsframe._spec import ARROW_FILE
+from tests.support import ipc_stream, read_ipc_file
 
 WORDS = ["apple", "banana", "cherry", "river", "mountain", "quick", "brown", "fox", "lazy",
          "dog", "ocean", "forest", "silver", "garden", "thunder", "candle"]
