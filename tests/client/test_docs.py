@@ -16,7 +16,7 @@ import nsframe.server
 import nsframe.widgets
 from nsframe import exceptions
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$")
 CODE_ROW = re.compile(r"^\|\s*(\d{1,2})\s*\|(.*)$")  # the code table; statuses have 3 digits

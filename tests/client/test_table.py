@@ -209,6 +209,21 @@ def test_branches_write_apart_from_main(tbl: nsframe.Table) -> None:
         tbl.branch("exp").count_rows()
 
 
+def test_optimize_on_a_branch_leaves_main_alone(conn: nsframe.Connection, ns: str) -> None:
+    tbl = conn.create_table(f"{ns}$small", items(10))
+    for i in range(1, 4):
+        tbl.insert(items(10, start=i * 10))
+    main_version = tbl.version
+    exp = tbl.create_branch("exp")
+    exp.insert(items(5, start=100))
+    result = exp.optimize()
+    assert result.raw["fragments_added"] == 1
+    assert exp.count_rows() == 45 and exp.version == result.version
+    assert tbl.version == main_version and tbl.count_rows() == 40
+    with pytest.raises(nsframe.ReadOnlyTableError):
+        tbl.at(version=1).optimize()
+
+
 def test_to_frames_page_by_page(tbl: nsframe.Table) -> None:
     tbl.insert(items(30, start=20))
     whole = tbl.to_arrow(page_rows=7)

@@ -9,7 +9,6 @@ import pyarrow as pa
 import pytest
 import requests
 
-import nsframe
 from tests.support import assert_error, ipc_stream, read_ipc_file
 
 DIM = 8
@@ -124,18 +123,3 @@ def test_bad_optimize_requests(http: requests.Session, base_url: str, ns: str,
 
 def test_optimize_a_missing_table_is_404(http: requests.Session, base_url: str, ns: str) -> None:
     assert_error(http.post(f"{base_url}/v1/table/{ns}$none/optimize", json={}), 404, 4)
-
-
-def test_client_optimize_on_a_branch_leaves_main_alone(conn: nsframe.Connection, ns: str) -> None:
-    tbl = conn.create_table(f"{ns}$client", _rows(0, 10))
-    for i in range(1, 4):
-        tbl.insert(_rows(i * 10, 10))
-    main_version = tbl.version
-    exp = tbl.create_branch("exp")
-    exp.insert(_rows(100, 5))
-    result = exp.optimize()
-    assert result.raw["fragments_added"] == 1
-    assert exp.count_rows() == 45 and exp.version == result.version
-    assert tbl.version == main_version and tbl.count_rows() == 40
-    with pytest.raises(nsframe.ReadOnlyTableError):
-        tbl.at(version=1).optimize()
