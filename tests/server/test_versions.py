@@ -220,13 +220,14 @@ def test_failed_index_build_is_a_failed_transaction(
     assert describe_transaction(http, base_url, txn_id)["status"] == "Failed"
 
     # A request refused before the operation starts is no transaction.
-    for refused in (
-        post(http, base_url, t, "create_index", {"column": "nope", "index_type": "BTREE"}),
-        post(http, base_url, t, "create_index", {"column": "id", "index_type": "BTREE",
-                                                 "branch": "ghost"}),
-        post(http, base_url, t, "restore", {"version": 9}),
+    for refused, code in (
+        (post(http, base_url, t, "create_index", {"column": "nope", "index_type": "BTREE"}),
+         12),  # no such column
+        (post(http, base_url, t, "create_index", {"column": "id", "index_type": "BTREE",
+                                                  "branch": "ghost"}), 22),  # no such branch
+        (post(http, base_url, t, "restore", {"version": 9}), 11),  # no such version
     ):
-        assert refused.status_code in (400, 404), refused.text
+        assert_error(refused, 404, code)
         assert "x-transaction-id" not in refused.headers
 
 
