@@ -20,7 +20,7 @@ demo: $(STAMP)
 test: lint typecheck pytest ui notebooks
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check nsframe tests benchmarks
+	$(VENV)/bin/ruff check nsframe tests benchmarks tools
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -1,4 +1,4 @@
-"""The shipped sample corpus: contents, types, determinism, and that its embeddings are real."""
+"""The shipped sample corpus: contents, types, and that its embeddings are real."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import numpy.typing as npt
 import pyarrow as pa
 import pytest
 
-from nsframe.datasets import _corpus, embed, load_sample, sample_info
+import nsframe.datasets
+from nsframe.datasets import embed, load_sample, sample_info
 
 ROWS = 3000
 CATEGORIES = [
@@ -88,18 +89,6 @@ def test_first_rows_are_fixed(table: pa.Table) -> None:
     assert first["text"] == "Book a budget hostel near the night market so you can explore on foot."
 
 
-def test_file_matches_the_generator(table: pa.Table) -> None:
-    # The committed file is what _build.py writes from the seeded generator, column for column.
-    rows = _corpus.generate_rows()
-    for name in ("id", "category", "title", "text", "rating", "reads", "published"):
-        assert table.column(name).to_pylist() == [getattr(row, name) for row in rows], name
-
-
-def test_generator_is_seeded() -> None:
-    assert _corpus.generate_rows(seed=3, per_category=4) == _corpus.generate_rows(3, 4)
-    assert _corpus.generate_rows(seed=3, per_category=4) != _corpus.generate_rows(4, 4)
-
-
 def test_keywords_find_their_topic(table: pa.Table) -> None:
     texts = table.column("text").to_pylist()
     categories = table.column("category").to_pylist()
@@ -144,7 +133,7 @@ def test_sample_info_describes_the_file(table: pa.Table) -> None:
     assert info["dimension"] == 384
     assert info["normalized"] is True
     assert info["metric"] == "cosine"
-    assert info["seed"] == _corpus.SEED
+    assert info["seed"] == 9
     assert info["rows"] == table.num_rows
     assert info["categories"] == CATEGORIES
     assert info["text_license"] == "Apache-2.0"
@@ -189,7 +178,7 @@ def test_import_is_light() -> None:
 
 
 def test_module_never_imports_frame_libraries() -> None:
-    folder = Path(_corpus.__file__).parent
+    folder = Path(nsframe.datasets.__file__).parent
     for source in folder.glob("*.py"):
         tree = ast.parse(source.read_text())
         imported = {alias.name.split(".")[0] for node in ast.walk(tree)

@@ -11,7 +11,7 @@ import string
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from nsframe.datasets._vocabulary import TOPICS
+from tools.datasets.vocabulary import TOPICS
 
 SEED = 9
 ROWS_PER_CATEGORY = 375

@@ -2,7 +2,7 @@
 
 Run from the repository root in an environment that has the model (see README.md)::
 
-    python -m nsframe.datasets._build
+    python -m tools.datasets.build
 """
 
 from __future__ import annotations
@@ -20,10 +20,13 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from nsframe.datasets import _corpus, _model
-from nsframe.datasets._corpus import SampleRow
+import nsframe.datasets
+from nsframe.datasets import _model
+from tools.datasets import corpus
+from tools.datasets.corpus import SampleRow
 
-DEFAULT_OUT = Path(__file__).with_name("sample_texts.parquet")
+# Next to the loader that reads it, in the nsframe that is imported (this checkout's).
+DEFAULT_OUT = Path(nsframe.datasets.__file__).with_name("sample_texts.parquet")
 METADATA_KEY = b"nsframe.sample_info"
 STORED_DTYPE = "float16"
 
@@ -35,8 +38,8 @@ def sample_info(rows: Sequence[SampleRow]) -> dict[str, Any]:
         "name": "sample_texts",
         "rows": len(rows),
         "categories": sorted({row.category for row in rows}),
-        "seed": _corpus.SEED,
-        "generator": "nsframe/datasets/_build.py",
+        "seed": corpus.SEED,
+        "generator": "tools/datasets/build.py",
         "text_license": "Apache-2.0",
         "embedded_column": "text",
         "model": _model.MODEL_NAME,
@@ -77,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Belt and braces for a build that must never fetch anything.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    rows = _corpus.generate_rows()
+    rows = corpus.generate_rows()
     vectors = _model.encode([row.text for row in rows])
     table = build_table(rows, vectors, sample_info(rows))
     pq.write_table(table, args.out, compression="zstd", compression_level=19)
