@@ -98,7 +98,7 @@ def test_import_order_does_not_matter_and_nothing_is_imported_eagerly(
         "print('polars' in sys.modules, 'pandas' in sys.modules)",
     ])
     out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                         text=True).stdout.split()
+                         text=True, timeout=60).stdout.split()
     assert out[0] == ("PandasNs" if library == "pandas" else "PolarsNs")
     # The other library was not imported by nsframe.
     assert out[1:] == (["False", "True"] if library == "pandas" else ["True", "False"])

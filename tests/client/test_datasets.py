@@ -173,7 +173,8 @@ def test_import_is_light() -> None:
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy"
         " or m.startswith('nsframe.server')))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          timeout=60)
     assert done.stdout.strip() == "[]"
 
 

@@ -11,7 +11,7 @@ HEAVY = ("nsframe.server", "starlette", "uvicorn", "lance", "ipywidgets", "polar
 def loaded_after(code: str) -> set[str]:
     script = f"{code}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                         text=True).stdout
+                         text=True, timeout=60).stdout
     return set(out.split())
 
 

@@ -384,4 +384,4 @@ def test_importing_the_widgets_module_does_not_load_ipywidgets() -> None:
     code = ("import sys, nsframe.widgets; "
             "assert 'ipywidgets' not in sys.modules, 'ipywidgets loaded too early'; "
             "nsframe.widgets.Browser; assert 'ipywidgets' in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
