@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -26,6 +27,7 @@ import requests
 # The worktree whose nsframe the servers run (tests/storage/ is two levels below it).
 REPO = Path(__file__).resolve().parents[2]
 READY = "Uvicorn running on"
+_FAILURE = re.compile(r"(Traceback|[\w.]*(Error|Exception|Panic)\b)")
 IN_USE = "address already in use"
 START_SECONDS = 45.0
 
@@ -187,7 +189,7 @@ class ServerProcess:
     def log_errors(self, limit: int = 20) -> list[str]:
         """The log's error lines: logged failures and tracebacks' last lines."""
         found = [line for line in self._log_since(0).splitlines()
-                 if " ERROR " in line or line.startswith(("Traceback", "OSError", "lance"))]
+                 if " ERROR " in line or line.startswith("ERROR:") or _FAILURE.match(line)]
         return found[:limit]
 
 
