@@ -241,7 +241,7 @@ def test_cascade_drop_killed_is_all_or_nothing(solo: ServerProcess, api: Api,
 CREATE_ROWS = 2_000_000  # 32 MB of Arrow
 
 
-@pytest.mark.parametrize("moment", ["mid-upload", "upload-sent", "upload-sent+0.15s"])
+@pytest.mark.parametrize("moment", ["mid-upload", "upload-sent", "upload-sent+0.05s"])
 def test_create_killed_is_all_or_nothing(solo: ServerProcess, api: Api, moment: str) -> None:
     root = root_of(solo)
     assert api.create_namespace("n").status_code == 200
@@ -258,8 +258,8 @@ def test_create_killed_is_all_or_nothing(solo: ServerProcess, api: Api, moment: 
 
     def when() -> None:
         assert (half if moment == "mid-upload" else sent).wait(60), "the upload stalled"
-        if moment.endswith("+0.15s"):
-            time.sleep(0.15)
+        if moment.endswith("+0.05s"):
+            time.sleep(0.05)
 
     before = Snapshot.take(api, root)
     with Api(solo, api.server_errors) as killed:

@@ -130,7 +130,7 @@ def mixed_client(client: int, apis: list[Api], table: str, barrier: threading.Ba
             log.extend(ops)
 
 
-ALLOWED = {
+ALLOWED: dict[str, set[tuple[int, int | None]]] = {
     # kind: the statuses (and error codes) a correct server may answer
     "insert": {(200, None), (409, 14)},
     "delete": {(200, None), (409, 14)},
@@ -186,8 +186,8 @@ def check_history(reader: list[Api], table: str, log: list[Op],
     if listed[0] != listed[1]:
         problems.append(f"the servers list different versions: {listed}")
     versions = listed[0]
-    acked = [op.version for op in writes]
-    for v in duplicates(v for v in acked if v is not None):
+    acked = [op.version for op in writes if op.version is not None]
+    for v in duplicates(acked):
         claims = [(op.kind, op.client, op.server) for op in writes if op.version == v]
         problems.append(f"acknowledged writes {claims} all claim v{v}: one overwrote another")
     if set(acked) - set(versions):
@@ -264,7 +264,7 @@ def race(targets: list[Any]) -> list[Any]:
             barrier.abort()
             raise
 
-    failures = run_threads([(lambda n=n: runner(n)) for n in range(len(targets))])
+    failures = run_threads([partial(runner, n) for n in range(len(targets))])
     assert failures == [], failures
     return results
 
@@ -428,8 +428,7 @@ def test_drop_during_inserts_stays_dropped(servers: list[ServerProcess], ns: str
                             seen.append(f"{api.server.name} exists -> {status}")
                     time.sleep(0.02)
 
-        failures = run_threads([*(lambda k=k: inserter(k) for k in range(3)),  # type: ignore[misc]
-                                dropper, watcher])
+        failures = run_threads([*(partial(inserter, k) for k in range(3)), dropper, watcher])
         assert failures == [], failures
         assert drop_done, "the drop did not answer"
         late = [t for t in attempts if t.started > drop_done[0]]
