@@ -153,7 +153,7 @@ def root_of(server: ServerProcess) -> Path:
 
 
 # ------------------------------------------------------ i. cascade drop of a namespace
-TABLES = 80  # an idle server drops them in about 50 ms
+TABLES = 80  # today's server drops them in tens of milliseconds, longer under load
 CHILD_TABLES = 3
 ROWS = 200
 
@@ -169,6 +169,9 @@ def doomed_contents() -> dict[str, list[int]]:
 @pytest.mark.parametrize("delay", [0.01, 0.02, 0.04, 0.1, 0.3])
 def test_cascade_drop_killed_is_all_or_nothing(solo: ServerProcess, api: Api,
                                                delay: float) -> None:
+    """i. A cascade drop of a namespace of 83 tables (3 in a child namespace), killed
+    ``delay`` seconds in: afterwards the namespace is listed with every table and row, or
+    it is gone with all of them and its name is free; no trash is left."""
     root = root_of(solo)
     assert api.create_namespace("keep").status_code == 200
     assert api.create("keep$t", rows(range(10))).status_code == 200
@@ -212,6 +215,8 @@ def test_cascade_drop_killed_is_all_or_nothing(solo: ServerProcess, api: Api,
     elif present == 404:
         if "doomed" in api.namespaces():
             problems.append("doomed does not exist, yet the root lists it")
+        if api.namespace("doomed$kid", "exists").status_code != 404:
+            problems.append("doomed is gone but its child namespace exists")
         for table in contents:
             status = api.status(table)
             if status != 404:
@@ -243,6 +248,9 @@ CREATE_ROWS = 2_000_000  # 32 MB of Arrow
 
 @pytest.mark.parametrize("moment", ["mid-upload", "upload-sent", "upload-sent+0.05s"])
 def test_create_killed_is_all_or_nothing(solo: ServerProcess, api: Api, moment: str) -> None:
+    """ii. A create with a 32 MB body, killed half-way through the upload, once the body
+    is sent, or just after: the table then has all its rows or does not exist (and its
+    name is free), and no partial data files are left."""
     root = root_of(solo)
     assert api.create_namespace("n").status_code == 200
     assert api.create("n$small", rows(range(5))).status_code == 200
@@ -310,6 +318,8 @@ FIRST_NEW = 10_000_000
 
 @pytest.mark.parametrize("delay", [0.05, 0.1, 0.15, 0.25])
 def test_insert_killed_is_all_or_nothing(solo: ServerProcess, api: Api, delay: float) -> None:
+    """iii. A 48 MB insert killed ``delay`` seconds in: the table holds the rows of before
+    or of after, at version 1 or 2, takes writes again, and keeps no unreferenced data."""
     root = root_of(solo)
     assert api.create_namespace("n").status_code == 200
     resp = api.create("n$t", stream_bytes(wide_table(0, BEFORE_ROWS)))
