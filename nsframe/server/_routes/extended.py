@@ -46,10 +46,11 @@ def create_database_table(call: Call) -> dict[str, Any]:
             f"The body of POST /v1/tables/<table_name> is an Arrow IPC stream: send it as "
             f"{_spec.ARROW_STREAM}, or send no body to declare the table."
         )
-    if catalog.find_table(call.id) is not None:
+    checked, current = catalog.lookup_table(call.id)
+    if current is not None:
         raise exists
     with arrow_body(call.request) as stream:
         ds, rows = create_table(catalog, call.id, stream, label=call.label,
-                                previous=catalog.latest_entry(call.id), properties={})
+                                previous=checked, properties={})
     return {"table": call.label, "version": ds.version, "num_inserted_rows": rows,
             "is_only_declared": False}

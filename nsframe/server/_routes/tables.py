@@ -52,7 +52,7 @@ def create_table(call: Call) -> dict[str, Any]:
     properties = _properties_param(call)
     catalog = call.catalog
     catalog.table_folder(call.id, for_child=True)  # 404 before reading the body
-    current = catalog.find_table(call.id)
+    checked, current = catalog.lookup_table(call.id)
     if current is not None and current.state == "created":
         if mode == "Create":
             raise TableAlreadyExistsError(
@@ -74,9 +74,7 @@ def create_table(call: Call) -> dict[str, Any]:
         properties = catalog.table_properties(current) if current is not None else {}
     with arrow_body(call.request) as stream:
         ds, rows = create_new_table(catalog, call.id, stream, label=call.label,
-                                    previous=catalog.latest_entry(call.id)
-                                    if current is None else current.entry,
-                                    properties=properties)
+                                    previous=checked, properties=properties)
     return {"version": ds.version, "num_inserted_rows": rows, "properties": properties}
 
 

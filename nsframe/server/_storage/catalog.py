@@ -278,11 +278,16 @@ class Catalog:
         return ns, self._table_folder(ns.uid, parts[-1])
 
     def find_table(self, parts: list[str]) -> TableRef | None:
+        return self.lookup_table(parts)[1]
+
+    def lookup_table(self, parts: list[str]) -> tuple[Entry | None, TableRef | None]:
+        """The newest generation of table ``parts`` (a tombstone too), and the table if it
+        exists: a create must file its table after exactly the generation it checked."""
         _, folder = self.table_folder(parts)
         entry = self.entries.latest(folder)
         if entry is None or entry.state not in LIVE_TABLE:
-            return None
-        return self._ref(parts, entry)
+            return entry, None
+        return entry, self._ref(parts, entry)
 
     def _ref(self, parts: list[str], entry: Entry) -> TableRef:
         uri = self.objects.uri(table_key(entry.uid)) if entry.state == "created" else ""
@@ -356,10 +361,6 @@ class Catalog:
                 return
             current = self.entries.latest(folder)
         raise TableNotFoundError(f"Table {ref.label()!r} does not exist.")
-
-    def latest_entry(self, parts: list[str]) -> Entry | None:
-        _, folder = self.table_folder(parts)
-        return self.entries.latest(folder)
 
     def drop_table(self, ref: TableRef) -> None:
         _, folder = self.table_folder(ref.id)

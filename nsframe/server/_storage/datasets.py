@@ -39,9 +39,14 @@ class DatasetCache:
         if kept is None:
             kept = self._open(uri, label, branch)
         else:
-            latest = kept.latest_version
-            if latest != kept.version:
-                kept = kept.checkout_version(latest)
+            try:
+                latest = kept.latest_version
+                if latest != kept.version:
+                    kept = kept.checkout_version(latest)
+            except (OSError, ValueError) as exc:
+                self.forget(uri)
+                # Its folder is gone: the table was dropped since the catalog named it.
+                raise TableNotFoundError(f"Table {label!r} does not exist.") from exc
         self.remember(uri, branch, kept)
         wanted = kept.version if version is None else version
         try:

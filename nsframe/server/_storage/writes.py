@@ -41,13 +41,13 @@ def write_batches(catalog: Catalog, ref: TableRef, stream: IncomingBatches, *, m
 
     Nothing is committed unless the whole stream was read and written.
     """
-    existing = catalog.dataset(ref, branch=branch)
-    if mode == "append":
-        check_insert_schema(stream.schema, existing.schema, label)
-        if stream.is_empty():
-            return existing, 0
-    target: str | LanceDataset = ref.uri if normalize_branch(branch) is None else existing
     with catalog.leases.writing(ref.key), _dropped_meanwhile(catalog, ref):
+        existing = catalog.dataset(ref, branch=branch)
+        if mode == "append":
+            check_insert_schema(stream.schema, existing.schema, label)
+            if stream.is_empty():
+                return existing, 0
+        target: str | LanceDataset = ref.uri if normalize_branch(branch) is None else existing
         ds = _write(catalog, stream, target, mode, label)
     catalog.remember(ref, branch, ds)
     return ds, stream.num_rows
