@@ -8,6 +8,9 @@ LanceDB's three shapes. Reported: microseconds per call, the median of ``--repea
 timings of ``--number`` calls each (one process, one core, the ways interleaved).
 
     .venv/bin/python benchmarks/bench_request_models.py [--number 2000] [--repeat 25]
+
+The hand checks exist up to commit b00b4ad, the server's own models after it: each is
+measured where the checkout has it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import argparse
 import json
 import sys
 import timeit
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,6 +44,7 @@ QUERY = {
     "with_row_id": False,
 }
 DESCRIBE = {"id": ["bench", "docs"], "version": 3, "branch": "dev"}
+Decode = Callable[[bytes], object]
 DISTANCES = {"l2", "euclidean", "cosine", "dot", "inner_product", "hamming"}
 
 
@@ -173,37 +178,56 @@ PD_QUERY_ADAPTER = pydantic.TypeAdapter(PdQuery)
 
 
 # ------------------------------------------------------- json.loads + hand checks
-def hand_query(raw: bytes) -> dict[str, Any]:
-    """The server's way before request models: json.loads, then its get_* helpers."""
-    from nsframe.server._routes.query import parse_request
+def hand_ways() -> dict[str, tuple[Decode, Decode]]:
+    """The server's way before request models (up to commit b00b4ad): json.loads, then its
+    get_* helpers. Absent from later checkouts; run this script with PYTHONPATH pointing at
+    an older one (``git worktree add /tmp/nsframe-base b00b4ad``) to measure it."""
+    try:
+        from nsframe.server._http import request
+        from nsframe.server._routes import query
+        get_dict, get_int, get_str = request.get_dict, request.get_int, request.get_str
+        parse_request = query.parse_request
+    except (ImportError, AttributeError):
+        return {}
 
-    body: dict[str, Any] = json.loads(raw)
-    hand_envelope(body)
-    parse_request(body)
-    return body
+    def envelope(body: dict[str, Any]) -> None:
+        ident = body.get("id")
+        if ident is not None and not (isinstance(ident, list) and all(
+                isinstance(p, str) for p in ident)):
+            raise ValueError("id")
+        get_dict(body, "context")
+        get_int(body, "version")
+        get_str(body, "branch")
+
+    def query_body(raw: bytes) -> object:
+        body: dict[str, Any] = json.loads(raw)
+        envelope(body)
+        return parse_request(body)
+
+    def describe_body(raw: bytes) -> object:
+        body: dict[str, Any] = json.loads(raw)
+        envelope(body)
+        return body
+
+    return {"json.loads + get_* helpers": (query_body, describe_body)}
 
 
-def hand_envelope(body: dict[str, Any]) -> None:
-    from nsframe.server._http.request import get_dict, get_int, get_str
-
-    ident = body.get("id")
-    if ident is not None and not (isinstance(ident, list) and all(
-            isinstance(p, str) for p in ident)):
-        raise ValueError("id")
-    get_dict(body, "context")
-    get_int(body, "version")
-    get_str(body, "branch")
-
-
-def hand_describe(raw: bytes) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(raw)
-    hand_envelope(body)
-    return body
+def nsframe_ways() -> dict[str, tuple[Decode, Decode]]:
+    """This checkout's request models, through the server's own `decode` (msgspec)."""
+    try:
+        from nsframe.server._http.validation import decode
+        from nsframe.server._models.query import QueryRequest
+        from nsframe.server._models.tables import DescribeTableRequest
+    except ImportError:
+        return {}
+    return {"nsframe models (validation.decode)": (
+        lambda raw: decode(QueryRequest, raw, {}),
+        lambda raw: decode(DescribeTableRequest, raw, {}),
+    )}
 
 
 # ------------------------------------------------------------------------ timing
-WAYS = {
-    "json.loads + get_* helpers": (hand_query, hand_describe),
+WAYS: dict[str, tuple[Decode, Decode]] = {
     "pydantic model_validate_json": (PdQuery.model_validate_json,
                                      PdEnvelope.model_validate_json),
     "pydantic TypeAdapter.validate_json": (PD_QUERY_ADAPTER.validate_json,
@@ -212,13 +236,13 @@ WAYS = {
 }
 
 
-def check_agreement() -> None:
+def check_agreement(ways: dict[str, tuple[Decode, Decode]]) -> None:
     """Every way accepts both bodies and refuses the same mistakes."""
     good = (json.dumps(QUERY).encode(), json.dumps(DESCRIBE).encode())
     bad = [{"k": -1}, {"k": "10"}, {"k": True}, {"k": 1.5}, {"version": -3},
            {"prefilter": 1}, {"filter": 3}, {"vector": {"single_vector": ["x"]}},
            {"distance_type": "manhattan"}, {"id": "x"}]
-    for name, (query, describe) in WAYS.items():
+    for name, (query, describe) in ways.items():
         query(good[0])
         describe(good[1])
         query(json.dumps({"k": 10.0}).encode())
@@ -235,12 +259,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--number", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=25)
     args = parser.parse_args(argv)
-    check_agreement()
+    ways = {**hand_ways(), **WAYS, **nsframe_ways()}
+    check_agreement(ways)
     bodies = {"query": json.dumps(QUERY).encode(), "describe": json.dumps(DESCRIBE).encode()}
     micros: dict[str, dict[str, list[float]]] = {
-        name: {"query": [], "describe": []} for name in WAYS}
+        name: {"query": [], "describe": []} for name in ways}
     for _ in range(args.repeat):
-        for name, funcs in WAYS.items():
+        for name, funcs in ways.items():
             for (kind, raw), func in zip(bodies.items(), funcs, strict=True):
                 seconds = timeit.timeit(lambda f=func, r=raw: f(r), number=args.number)
                 micros[name][kind].append(1e6 * seconds / args.number)
