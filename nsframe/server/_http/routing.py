@@ -34,6 +34,7 @@ class ApiRoute(Route):
         self.template = template
         self.access = access
         self.operation = handler.__name__
+        self.handler = handler
         # The members the operation takes; the envelope alone when it declares none.
         self.model: type[Envelope] = model or Envelope
         prepare(self.model)
