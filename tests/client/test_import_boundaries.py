@@ -1,7 +1,9 @@
-"""`import nsframe` stays light: no server, web framework, Lance or widgets."""
+"""Import boundaries: `import nsframe` stays light (no server, web framework, Lance or
+widgets), and the server's route modules never import one another."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
@@ -45,3 +47,68 @@ def test_client_modules_never_import_the_server() -> None:
             assert "\nfrom nsframe.server" not in text and "\nimport nsframe.server" not in text
         elif path.name != "_cli.py":
             assert "nsframe.server" not in text, path.name
+
+
+ROUTES_PACKAGE = "nsframe.server._routes"
+
+
+def imported_modules(source: str, package: str) -> set[str]:
+    """Every module an import statement of ``source`` names, anywhere in it (functions
+    too), relative imports resolved against ``package``; for ``from m import a`` both
+    ``m`` and ``m.a``, since ``a`` may be a module."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[:len(parts) - node.level + 1])
+                base = f"{anchor}.{base}" if base else anchor
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def route_modules_imported(source: str, routes: set[str]) -> set[str]:
+    """The route modules (or the route package, which imports them all) ``source`` imports."""
+    hits = set()
+    for name in imported_modules(source, ROUTES_PACKAGE):
+        if name == ROUTES_PACKAGE:
+            hits.add(name)
+        elif name.startswith(ROUTES_PACKAGE + "."):
+            module = name[len(ROUTES_PACKAGE) + 1:].split(".")[0]
+            if module in routes:
+                hits.add(module)
+    return hits
+
+
+def test_route_modules_never_import_each_other() -> None:
+    """What two route modules share lives in `_http`, `_models` or `_storage`."""
+    import pathlib
+
+    import nsframe
+
+    folder = pathlib.Path(nsframe.__file__).parent / "server" / "_routes"
+    modules = {p.stem: p for p in folder.glob("*.py") if p.name != "__init__.py"}
+    assert {"tables", "query", "indexes"} <= set(modules)
+    for name, path in sorted(modules.items()):
+        assert not route_modules_imported(path.read_text(), set(modules)), name
+
+
+def test_the_route_import_check_sees_every_spelling() -> None:
+    routes = {"tables", "query"}
+    for source in (
+        "from nsframe.server._routes import tables",
+        "from nsframe.server._routes.tables import insert",
+        "import nsframe.server._routes.query",
+        "from . import tables",
+        "from .query import query_table",
+        "def handler():\n    from nsframe.server._routes import query\n",
+        "from nsframe.server._routes import ROUTES",
+    ):
+        assert route_modules_imported(source, routes), source
+    for source in ("from nsframe.server._models import tables",
+                   "from .. import _http", "from ..._spec import JSON"):
+        assert not route_modules_imported(source, routes), source

@@ -1,8 +1,8 @@
 """The glue between Starlette and our handlers.
 
-Handlers are plain synchronous functions taking a `Call` (the parsed request) and
-returning a JSON-able dict, or a Response. They run in a worker thread, because Lance
-calls block.
+Handlers are plain synchronous functions taking a `Call` (the parsed request, with the
+operation's request model filled in as ``args``) and returning a JSON-able dict, or a
+Response. They run in a worker thread, because Lance calls block.
 """
 
 from __future__ import annotations
@@ -10,21 +10,22 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
 from starlette.convertors import PathConvertor, register_url_convertor
-from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from nsframe._spec import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
-from nsframe.server._http.request import read_json
+from nsframe.server._http.request import read_body
+from nsframe.server._http.validation import Envelope, decode
 from nsframe.server._storage.catalog import Catalog
 
-Handler = Callable[["Call"], Any]
+A = TypeVar("A", bound=Envelope)
+Handler = Callable[["Call[Any]"], Any]
 
 
 class AnythingConvertor(PathConvertor):
@@ -38,15 +39,15 @@ register_url_convertor("anything", AnythingConvertor())
 
 
 @dataclass
-class Call:
-    """One request, parsed: what every handler needs."""
+class Call(Generic[A]):
+    """One request, parsed: what every handler needs. ``args`` is the operation's request
+    model, checked whole before the handler runs."""
 
     request: Request
     catalog: Catalog
     delimiter: str
     id: list[str]
-    body: dict[str, Any]
-    params: QueryParams
+    args: A
     context: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -63,14 +64,11 @@ def catalog_for(request: Request) -> Catalog:
     return catalog
 
 
-def request_context(request: Request, body: dict[str, Any]) -> dict[str, str]:
+def request_context(request: Request, sent: dict[str, Any] | None) -> dict[str, str]:
     """`context` entries: body first, then `x-lance-ctx-*`, then `x-service-ctx-*` headers."""
     context: dict[str, str] = {}
-    raw = body.get("context")
-    if raw is not None:
-        if not isinstance(raw, dict):
-            raise InvalidInputError("The member 'context' must be a JSON object of strings.")
-        context.update({str(k): str(v) for k, v in raw.items()})
+    if sent:
+        context.update({str(k): str(v) for k, v in sent.items()})
     for prefix in (LEGACY_CONTEXT_HEADER_PREFIX, CONTEXT_HEADER_PREFIX):
         for name, value in request.headers.items():
             if name.startswith(prefix) and len(name) > len(prefix):
@@ -95,28 +93,29 @@ def check_utf8_path(request: Request) -> None:
         ) from exc
 
 
-def endpoint(handler: Handler, *, json_body: bool = True, has_id: bool = True,
-             in_thread: bool = True) -> Callable[[Request], Awaitable[Response]]:
-    """Wrap ``handler`` as a Starlette endpoint.
+def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
+             has_id: bool = True, in_thread: bool = True
+             ) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap ``handler`` as a Starlette endpoint whose request fills ``model``.
 
-    ``json_body=False`` leaves the body unread (Arrow streams are read by the handler).
+    ``json_body=False`` leaves the body unread (Arrow streams are read by the handler):
+    the model is filled from the query string alone.
     """
 
     async def run(request: Request) -> Response:
         check_utf8_path(request)
         delimiter = get_delimiter(request.query_params)
         ident = parse_id(request.path_params["id"], delimiter) if has_id else []
-        body = await read_json(request) if json_body else {}
-        if json_body:
-            check_body_id(body, ident, delimiter)
+        raw = await read_body(request) if json_body else b""
+        args = decode(model, raw, request.query_params)
+        check_body_id(args.id, ident, delimiter)
         call = Call(
             request=request,
             catalog=catalog_for(request),
             delimiter=delimiter,
             id=ident,
-            body=body,
-            params=request.query_params,
-            context=request_context(request, body),
+            args=args,
+            context=request_context(request, args.context),
         )
         request.scope["nsframe.context"] = call.context
         result = await anyio.to_thread.run_sync(handler, call) if in_thread else handler(call)

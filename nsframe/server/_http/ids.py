@@ -74,14 +74,9 @@ def format_id(parts: list[str], delimiter: str = DEFAULT_DELIMITER) -> str:
     return delimiter.join(parts) if parts else delimiter
 
 
-def check_body_id(body: dict[str, object], path_id: list[str], delimiter: str) -> None:
+def check_body_id(body_id: list[str] | None, path_id: list[str], delimiter: str) -> None:
     """A body `id` that differs from the path id is a 400 (upstream REST rule)."""
-    body_id = body.get("id")
-    if body_id is None:
-        return
-    if not isinstance(body_id, list) or not all(isinstance(p, str) for p in body_id):
-        raise InvalidInputError("The body member 'id' must be an array of strings.")
-    if body_id != path_id:
+    if body_id is not None and body_id != path_id:
         raise InvalidInputError(
             f"The body id {format_id(body_id, delimiter)!r} differs from the path id "
             f"{format_id(path_id, delimiter)!r}: send the same identifier in both, or omit it "

@@ -10,10 +10,11 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
+from typing import ClassVar
 
 from nsframe.exceptions import InvalidInputError
-from nsframe.server._http.handler import Call
-from nsframe.server._http.request import get_str
+from nsframe.server._http.fields import Count
+from nsframe.server._http.validation import Envelope
 
 MAX_PAGE_SIZE = 1000
 _FROM_URLSAFE = str.maketrans("-_", "+/")
@@ -37,17 +38,14 @@ def encode_token(name: str) -> str:
     return base64.urlsafe_b64encode(name.encode("utf-8")).decode("ascii").rstrip("=")
 
 
-def parse_limit(raw: object) -> int | None:
-    """`limit` from a query string or a JSON body; None means the server's page size."""
-    if raw is None or raw == "":
-        return None
-    try:
-        limit = int(str(raw)) if not isinstance(raw, bool) else None
-    except ValueError:
-        limit = None
-    if limit is None or limit < 0:
-        raise InvalidInputError(f"limit must be an integer >= 0, got {raw!r}.")
-    return limit or None
+class PageRequest(Envelope, kw_only=True):
+    """A listing's members: the previous page's token and a limit (0 or none: the
+    server's page size). Query parameters, or members of a JSON body."""
+
+    page_token: str | None = None
+    limit: Count | None = None
+
+    QUERY: ClassVar[tuple[str, ...]] = ("page_token", "limit")
 
 
 def paginate(
@@ -62,13 +60,3 @@ def paginate(
     page = ordered[:size]
     next_token = encode_token(page[-1]) if len(ordered) > size else None
     return page, next_token
-
-def page_args(call: Call) -> tuple[str | None, int | None]:
-    """``page_token`` and ``limit``: query parameters, else members of a JSON body."""
-    token = call.params.get("page_token")
-    if token is None:
-        token = get_str(call.body, "page_token")
-    raw_limit: object = call.params.get("limit")
-    if raw_limit is None:
-        raw_limit = call.body.get("limit")
-    return token, parse_limit(raw_limit)

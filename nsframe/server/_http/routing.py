@@ -1,17 +1,20 @@
 """The route table's building block: a route that declares what it does.
 
-Each `ApiRoute` names its operation and whether it reads or writes; the security layer
-reads that declaration to authorize a request, so there is no second router.
+Each `ApiRoute` names its operation, whether it reads or writes, and its request model;
+the security layer reads that declaration to authorize a request, so there is no second
+router, and `endpoint` fills the model before the handler runs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from starlette.routing import Match, Route
 from starlette.types import Scope
 
-from nsframe.server._http.handler import Handler, endpoint
+from nsframe.server._http.handler import A, Call, endpoint
+from nsframe.server._http.validation import Envelope, prepare
 
 Access = Literal["read", "write"]
 
@@ -25,17 +28,21 @@ class ApiRoute(Route):
     `/v1/table/t/version/create` is the router's 404, not table ``t/version``'s create.
     """
 
-    def __init__(self, template: str, handler: Handler, access: Access, *,
-                 methods: tuple[str, ...] = ("POST",), namespaced: bool = True,
-                 **options: Any) -> None:
+    def __init__(self, template: str, handler: Callable[[Call[A]], Any], access: Access, *,
+                 model: type[A] | None = None, methods: tuple[str, ...] = ("POST",),
+                 namespaced: bool = True, **options: Any) -> None:
         self.template = template
         self.access = access
         self.operation = handler.__name__
+        self.handler = handler
+        # The members the operation takes; the envelope alone when it declares none.
+        self.model: type[Envelope] = model or Envelope
+        prepare(self.model)
         # Whether `{id}` is a namespace or table identifier (a transaction id is not).
         self.namespaced = namespaced
         self.segments = template.count("/")
         path = template.replace("{id}", "{id:anything}")
-        super().__init__(path, endpoint(handler, **options), methods=list(methods),
+        super().__init__(path, endpoint(handler, self.model, **options), methods=list(methods),
                          name=handler.__name__)
 
     @property

@@ -1,15 +1,22 @@
 """The route table: every operation the server answers, in one list.
 
-Each route declares its path template, its methods and whether it reads or writes;
-`_security.auth` authorizes requests from that declaration. A route module holds
-handlers only and never imports another route module: what two of them share lives
-in `_http` or `_storage`.
+Each route declares its path template, its methods, whether it reads or writes and its
+request model (`_models`; the bare envelope when it names none); `_security.auth`
+authorizes requests from that declaration, and `_http.endpoint` fills the model before
+the handler runs. A route module holds handlers only and never imports another route
+module: what two of them share lives in `_http`, `_models` or `_storage`.
 """
 
 from __future__ import annotations
 
 from nsframe import _spec
+from nsframe.server._http.pagination import PageRequest
 from nsframe.server._http.routing import ApiRoute
+from nsframe.server._models import indexes as ix
+from nsframe.server._models import namespaces as ns
+from nsframe.server._models import tables as tb
+from nsframe.server._models import versions as vs
+from nsframe.server._models.query import QueryRequest
 from nsframe.server._routes import (
     branches,
     extended,
@@ -27,51 +34,65 @@ GET_POST = ("GET", "POST")
 
 ROUTES: list[ApiRoute] = [
     # Namespaces
-    ApiRoute(_spec.NAMESPACE_CREATE, namespaces.create_namespace, "write"),
+    ApiRoute(_spec.NAMESPACE_CREATE, namespaces.create_namespace, "write",
+             model=ns.CreateNamespaceRequest),
     ApiRoute(_spec.NAMESPACE_LIST, namespaces.list_namespaces, "read", methods=GET_POST,
-             json_body=False),
+             model=PageRequest, json_body=False),
     ApiRoute(_spec.NAMESPACE_DESCRIBE, namespaces.describe_namespace, "read"),
     ApiRoute(_spec.NAMESPACE_EXISTS, namespaces.namespace_exists, "read"),
-    ApiRoute(_spec.NAMESPACE_DROP, namespaces.drop_namespace, "write"),
+    ApiRoute(_spec.NAMESPACE_DROP, namespaces.drop_namespace, "write",
+             model=ns.DropNamespaceRequest),
     ApiRoute(_spec.NAMESPACE_TABLE_LIST, tables.list_tables, "read", methods=GET_POST,
-             json_body=False),
+             model=tb.ListTablesRequest, json_body=False),
     # Tables
     ApiRoute(_spec.TABLE_LIST_ALL, tables.list_all_tables, "read", methods=("GET",),
-             json_body=False, has_id=False),
-    ApiRoute(_spec.TABLE_CREATE, tables.create_table, "write", json_body=False),
-    ApiRoute(_spec.TABLE_DECLARE, tables.declare_table, "write"),
-    ApiRoute(_spec.TABLE_DESCRIBE, tables.describe_table, "read"),
+             model=PageRequest, json_body=False, has_id=False),
+    ApiRoute(_spec.TABLE_CREATE, tables.create_table, "write", model=tb.CreateTableRequest,
+             json_body=False),
+    ApiRoute(_spec.TABLE_DECLARE, tables.declare_table, "write", model=tb.DeclareTableRequest),
+    ApiRoute(_spec.TABLE_DESCRIBE, tables.describe_table, "read",
+             model=tb.DescribeTableRequest),
     ApiRoute(_spec.TABLE_EXISTS, tables.table_exists, "read"),
     ApiRoute(_spec.TABLE_DROP, tables.drop_table, "write"),
-    ApiRoute(_spec.TABLE_COUNT_ROWS, tables.count_rows, "read", methods=GET_POST),
-    ApiRoute(_spec.TABLE_STATS, tables.table_stats, "read", methods=GET_POST),
-    ApiRoute(_spec.TABLE_INSERT, tables.insert, "write", json_body=False),
-    ApiRoute(_spec.TABLE_DELETE, tables.delete, "write"),
-    ApiRoute(_spec.TABLE_QUERY, query.query_table, "read"),
-    ApiRoute(_spec.TABLE_OPTIMIZE, optimize.optimize, "write"),
+    ApiRoute(_spec.TABLE_COUNT_ROWS, tables.count_rows, "read", methods=GET_POST,
+             model=tb.CountRowsRequest),
+    ApiRoute(_spec.TABLE_STATS, tables.table_stats, "read", methods=GET_POST,
+             model=tb.TableStatsRequest),
+    ApiRoute(_spec.TABLE_INSERT, tables.insert, "write", model=tb.InsertRequest,
+             json_body=False),
+    ApiRoute(_spec.TABLE_DELETE, tables.delete, "write", model=tb.DeleteRequest),
+    ApiRoute(_spec.TABLE_QUERY, query.query_table, "read", model=QueryRequest),
+    ApiRoute(_spec.TABLE_OPTIMIZE, optimize.optimize, "write", model=tb.OptimizeRequest),
     # Indexes
-    ApiRoute(_spec.INDEX_CREATE, indexes.create_index, "write"),
-    ApiRoute(_spec.INDEX_CREATE_SCALAR, indexes.create_scalar_index, "write"),
-    ApiRoute(_spec.INDEX_LIST, indexes.list_indexes, "read", methods=GET_POST),
-    ApiRoute(_spec.INDEX_STATS, indexes.index_stats, "read", methods=GET_POST),
-    ApiRoute(_spec.INDEX_DROP, indexes.drop_index, "write"),
+    ApiRoute(_spec.INDEX_CREATE, indexes.create_index, "write", model=ix.CreateIndexRequest),
+    ApiRoute(_spec.INDEX_CREATE_SCALAR, indexes.create_scalar_index, "write",
+             model=ix.CreateScalarIndexRequest),
+    ApiRoute(_spec.INDEX_LIST, indexes.list_indexes, "read", methods=GET_POST,
+             model=ix.ListIndexesRequest),
+    ApiRoute(_spec.INDEX_STATS, indexes.index_stats, "read", methods=GET_POST,
+             model=ix.IndexStatsRequest),
+    ApiRoute(_spec.INDEX_DROP, indexes.drop_index, "write", model=ix.DropIndexRequest),
     # Versions, tags, branches
-    ApiRoute(_spec.VERSION_LIST, versions.list_versions, "read", methods=GET_POST),
-    ApiRoute(_spec.VERSION_DESCRIBE, versions.describe_version, "read"),
-    ApiRoute(_spec.RESTORE, versions.restore, "write"),
-    ApiRoute(_spec.TAGS_LIST, tags.list_tags, "read", methods=GET_POST),
-    ApiRoute(_spec.TAGS_CREATE, tags.create_tag, "write"),
-    ApiRoute(_spec.TAGS_UPDATE, tags.update_tag, "write"),
-    ApiRoute(_spec.TAGS_DELETE, tags.delete_tag, "write"),
-    ApiRoute(_spec.TAGS_VERSION, tags.tag_version, "read"),
-    ApiRoute(_spec.BRANCHES_LIST, branches.list_branches, "read", methods=GET_POST),
-    ApiRoute(_spec.BRANCHES_CREATE, branches.create_branch, "write"),
-    ApiRoute(_spec.BRANCHES_DELETE, branches.delete_branch, "write"),
+    ApiRoute(_spec.VERSION_LIST, versions.list_versions, "read", methods=GET_POST,
+             model=vs.ListVersionsRequest),
+    ApiRoute(_spec.VERSION_DESCRIBE, versions.describe_version, "read",
+             model=vs.DescribeVersionRequest),
+    ApiRoute(_spec.RESTORE, versions.restore, "write", model=vs.RestoreRequest),
+    ApiRoute(_spec.TAGS_LIST, tags.list_tags, "read", methods=GET_POST, model=PageRequest),
+    ApiRoute(_spec.TAGS_CREATE, tags.create_tag, "write", model=vs.TagTargetRequest),
+    ApiRoute(_spec.TAGS_UPDATE, tags.update_tag, "write", model=vs.TagTargetRequest),
+    ApiRoute(_spec.TAGS_DELETE, tags.delete_tag, "write", model=vs.TagRequest),
+    ApiRoute(_spec.TAGS_VERSION, tags.tag_version, "read", model=vs.TagRequest),
+    ApiRoute(_spec.BRANCHES_LIST, branches.list_branches, "read", methods=GET_POST,
+             model=PageRequest),
+    ApiRoute(_spec.BRANCHES_CREATE, branches.create_branch, "write",
+             model=vs.CreateBranchRequest),
+    ApiRoute(_spec.BRANCHES_DELETE, branches.delete_branch, "write", model=vs.BranchRequest),
     ApiRoute(_spec.TRANSACTION_DESCRIBE, transactions.describe_transaction, "read",
              namespaced=False),
     # Extended deployment
     ApiRoute(_spec.EXT_TABLES_LIST, tables.list_all_tables, "read", methods=("GET",),
-             json_body=False, has_id=False),
+             model=PageRequest, json_body=False, has_id=False),
     ApiRoute(_spec.EXT_TABLE_CREATE, extended.create_database_table, "write",
              json_body=False, has_id=False),
 ]

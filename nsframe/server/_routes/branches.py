@@ -18,12 +18,10 @@ from nsframe.exceptions import (
     InvalidTableStateError,
 )
 from nsframe.server._http.handler import Call
-from nsframe.server._http.pagination import page_args, paginate
-from nsframe.server._http.request import get_int, get_str
+from nsframe.server._http.pagination import PageRequest, paginate
+from nsframe.server._models.versions import BranchRequest, CreateBranchRequest
 from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
 from nsframe.server._storage.errors import lance_errors, scrub
-
-MAX_BRANCH_BYTES = 200
 
 
 def branch_entry(branch: Mapping[str, Any]) -> dict[str, Any]:
@@ -39,48 +37,36 @@ def branch_entry(branch: Mapping[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _all_branches(call: Call, ds: LanceDataset) -> dict[str, Any]:
+def _all_branches(call: Call[Any], ds: LanceDataset) -> dict[str, Any]:
     with lance_errors(f"Reading the branches of {call.label!r} failed"):
         return dict(ds.branches.list())
 
 
-def _name_member(call: Call) -> str:
-    name = get_str(call.body, "name", required=True, min_length=1)
-    assert name is not None
-    if len(name.encode("utf-8")) > MAX_BRANCH_BYTES:
-        raise InvalidInputError(
-            f"The branch name is {len(name.encode('utf-8'))} bytes long: the limit is "
-            f"{MAX_BRANCH_BYTES}."
-        )
-    return name
-
-
-def _table(call: Call) -> tuple[TableRef, LanceDataset]:
+def _table(call: Call[Any]) -> tuple[TableRef, LanceDataset]:
     ref = call.catalog.require_table(call.id)
     return ref, call.catalog.dataset(ref)
 
 
 # ----------------------------------------------------------------------- handlers
-def list_branches(call: Call) -> dict[str, Any]:
-    token, limit = page_args(call)
+def list_branches(call: Call[PageRequest]) -> dict[str, Any]:
     _, ds = _table(call)
     branches = _all_branches(call, ds)
-    page, next_token = paginate(list(branches), token, limit)
+    page, next_token = paginate(list(branches), call.args.page_token, call.args.limit)
     return {
         "branches": {name: branch_entry(branches[name]) for name in page},
         "page_token": next_token,
     }
 
 
-def create_branch(call: Call) -> dict[str, Any]:
-    name = _name_member(call)
+def create_branch(call: Call[CreateBranchRequest]) -> dict[str, Any]:
+    name = call.args.name
     if normalize_branch(name) is None:
         raise BranchAlreadyExistsError(
             f"The branch {MAIN_BRANCH!r} always exists: it is the main branch. Choose "
             "another name."
         )
-    source = normalize_branch(get_str(call.body, "from_branch"))
-    from_version = get_int(call.body, "from_version")
+    source = normalize_branch(call.args.from_branch)
+    from_version = call.args.from_version
     catalog = call.catalog
     ref, ds = _table(call)
     # 404 code 22 for a missing source branch, code 11 for a missing version of it.
@@ -106,8 +92,8 @@ def create_branch(call: Call) -> dict[str, Any]:
             "parentBranch": source or MAIN_BRANCH, "parentVersion": origin.version}
 
 
-def delete_branch(call: Call) -> dict[str, Any]:
-    name = _name_member(call)
+def delete_branch(call: Call[BranchRequest]) -> dict[str, Any]:
+    name = call.args.name
     if normalize_branch(name) is None:
         raise InvalidInputError(
             f"The branch {MAIN_BRANCH!r} is the main branch and cannot be deleted."

@@ -15,6 +15,7 @@ from nsframe.exceptions import InvalidInputError, TableAlreadyExistsError
 from nsframe.server._http.arrow import arrow_body
 from nsframe.server._http.handler import Call
 from nsframe.server._http.ids import parse_id
+from nsframe.server._http.validation import Envelope
 from nsframe.server._storage.writes import create_table
 
 
@@ -25,7 +26,7 @@ def _has_body(request: Request) -> bool:
     return "transfer-encoding" in request.headers
 
 
-def create_database_table(call: Call) -> dict[str, Any]:
+def create_database_table(call: Call[Envelope]) -> dict[str, Any]:
     """Create a table from an Arrow IPC stream body; with no body, declare it."""
     call.id = parse_id(call.request.path_params["table_name"], call.delimiter)
     catalog = call.catalog

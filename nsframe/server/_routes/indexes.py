@@ -9,26 +9,27 @@ not cover.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from lance.dataset import LanceDataset
 
 from nsframe.exceptions import IndexAlreadyExistsError, IndexNotFoundError, InvalidInputError
 from nsframe.server._http.handler import Call
-from nsframe.server._http.pagination import paginate, parse_limit
-from nsframe.server._http.request import get_bool, get_int, get_str
+from nsframe.server._http.pagination import paginate
 from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._models.indexes import (
+    VECTOR_TYPES,
+    CreateIndexRequest,
+    CreateScalarIndexRequest,
+    DropIndexRequest,
+    IndexStatsRequest,
+    ListIndexesRequest,
+)
 from nsframe.server._search.fieldpath import ResolvedField, resolve, vector_kind
-from nsframe.server._search.vector import parse_distance_type
 from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
 from nsframe.server._storage.errors import lance_errors
 
-VECTOR_TYPES = (
-    "IVF_PQ", "IVF_HNSW_SQ", "IVF_FLAT", "IVF_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT", "IVF_RQ",
-)
-SCALAR_TYPES = ("BTREE", "BITMAP", "LABEL_LIST", "FTS", "INVERTED", "NGRAM", "ZONEMAP",
-                "BLOOMFILTER")
-# Body member -> Lance keyword, for vector index builds.
+# Request member -> Lance keyword, for vector index builds.
 VECTOR_INT_PARAMS = {
     "num_partitions": "num_partitions",
     "num_sub_vectors": "num_sub_vectors",
@@ -40,44 +41,10 @@ VECTOR_INT_PARAMS = {
     "target_partition_size": "target_partition_size",
 }
 FTS_BOOL_PARAMS = ("with_position", "lower_case", "stem", "remove_stop_words", "ascii_folding")
-FTS_TOKENIZERS = ("simple", "whitespace", "raw", "ngram", "icu", "icu/split")
+Build = TypeVar("Build", bound=CreateIndexRequest)
 
 
-def _branch(call: Call) -> str | None:
-    """The branch from ``?branch=`` or the body; both given and different is a 400."""
-    in_query = call.params.get("branch") or None
-    in_body = get_str(call.body, "branch") or None
-    if in_query and in_body and normalize_branch(in_query) != normalize_branch(in_body):
-        raise InvalidInputError(
-            f"The branch is {in_query!r} in the query string but {in_body!r} in the body: "
-            "send one."
-        )
-    return in_query or in_body
-
-
-def _index_type(raw: str | None, scalar_only: bool) -> str:
-    if raw is None or not raw.strip():
-        raise InvalidInputError(
-            "The member 'index_type' is required: one of " + ", ".join(VECTOR_TYPES + SCALAR_TYPES)
-            + "."
-        )
-    wanted = raw.strip().upper()
-    if wanted in SCALAR_TYPES:
-        return "INVERTED" if wanted == "FTS" else wanted
-    if wanted in VECTOR_TYPES:
-        if scalar_only:
-            raise InvalidInputError(
-                f"{wanted} is a vector index: build it with create_index, not "
-                "create_scalar_index."
-            )
-        return wanted
-    raise InvalidInputError(
-        f"The index_type {raw!r} is not known: use one of "
-        + ", ".join(SCALAR_TYPES if scalar_only else VECTOR_TYPES + SCALAR_TYPES) + "."
-    )
-
-
-def _vector_options(body: dict[str, Any], field: ResolvedField) -> dict[str, Any]:
+def _vector_options(args: CreateIndexRequest, field: ResolvedField) -> dict[str, Any]:
     if vector_kind(field.field.type) is None:
         raise InvalidInputError(
             f"Column {field.path} is {field.field.type}: a vector index needs a fixed-size "
@@ -85,57 +52,45 @@ def _vector_options(body: dict[str, Any], field: ResolvedField) -> dict[str, Any
         )
     options: dict[str, Any] = {}
     for member, keyword in VECTOR_INT_PARAMS.items():
-        value = get_int(body, member, minimum=1)
+        value = getattr(args, member)
         if value is not None:
             options[keyword] = value
-    metric = parse_distance_type(body.get("distance_type") or body.get("metric_type"),
-                                 "distance_type")
-    if metric is not None:
-        options["metric"] = metric
+    if args.metric is not None:
+        options["metric"] = args.metric
     return options
 
 
-def _fts_options(body: dict[str, Any]) -> dict[str, Any]:
+def _fts_options(args: CreateIndexRequest) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for member in FTS_BOOL_PARAMS:
-        value = get_bool(body, member)
+        value = getattr(args, member)
         if value is not None:
             options[member] = value
-    tokenizer = get_str(body, "base_tokenizer")
-    if tokenizer is not None:
-        if tokenizer.lower() not in FTS_TOKENIZERS:
-            raise InvalidInputError(
-                f"The base_tokenizer {tokenizer!r} is not known: use one of "
-                + ", ".join(FTS_TOKENIZERS) + "."
-            )
-        options["base_tokenizer"] = tokenizer.lower()
-    language = get_str(body, "language")
-    if language:
-        options["language"] = language
-    max_len = get_int(body, "max_token_length", minimum=1)
-    if max_len is not None:
-        options["max_token_length"] = max_len
+    if args.base_tokenizer is not None:
+        options["base_tokenizer"] = args.base_tokenizer
+    if args.language:
+        options["language"] = args.language
+    if args.max_token_length is not None:
+        options["max_token_length"] = args.max_token_length
     return options
 
 
-def _build(call: Call, *, scalar_only: bool) -> dict[str, Any]:
-    body = call.body
-    branch = _branch(call)
+def _build(call: Call[Build]) -> dict[str, Any]:
+    args = call.args
+    branch = args.branch or None
     catalog = call.catalog
     ref = catalog.require_table(call.id)
-    column = get_str(body, "column")
-    if not column:
-        raise InvalidInputError("The member 'column' is required: the field path to index.")
-    index_type = _index_type(get_str(body, "index_type"), scalar_only)
-    name = get_str(body, "name") or None
-    replace = get_bool(body, "replace")
+    assert args.column is not None and args.index_type is not None  # checked by the model
+    index_type = args.index_type
+    name = args.name or None
+    replace = args.replace
     # A dataset object of our own: the build mutates it, and cached ones are shared.
     ds = catalog.dataset(ref, branch=branch)
-    field = resolve(ds.schema, column, "column")
+    field = resolve(ds.schema, args.column, "column")
     if index_type in VECTOR_TYPES:
-        options = _vector_options(body, field)
+        options = _vector_options(args, field)
     elif index_type == "INVERTED":
-        options = _fts_options(body)
+        options = _fts_options(args)
     else:
         options = {}
     before = {d.name for d in ds.describe_indices()}
@@ -159,7 +114,7 @@ def _build(call: Call, *, scalar_only: bool) -> dict[str, Any]:
     return {"transaction_id": txn.id, "version": ds.version, "index_name": created}
 
 
-def _check_name_free(call: Call, existing: set[str], name: str) -> None:
+def _check_name_free(call: Call[Build], existing: set[str], name: str) -> None:
     """409 before any build work: index ``name`` exists and the request may not replace it.
 
     Lance refuses this too, but only once the build has started, and its message speaks
@@ -183,38 +138,27 @@ def _created_name(ds: LanceDataset, before: set[str], name: str | None, path: st
     return next((d.name for d in descriptions if path in d.field_names), f"{path}_idx")
 
 
-def create_index(call: Call) -> dict[str, Any]:
-    return _build(call, scalar_only=False)
+def create_index(call: Call[CreateIndexRequest]) -> dict[str, Any]:
+    return _build(call)
 
 
-def create_scalar_index(call: Call) -> dict[str, Any]:
-    return _build(call, scalar_only=True)
+def create_scalar_index(call: Call[CreateScalarIndexRequest]) -> dict[str, Any]:
+    return _build(call)
 
 
 # ------------------------------------------------------------------ reading
-def _dataset(call: Call) -> tuple[TableRef, LanceDataset]:
-    source: dict[str, Any] = call.body
+def _dataset(call: Call[ListIndexesRequest] | Call[IndexStatsRequest]
+             ) -> tuple[TableRef, LanceDataset]:
     ref = call.catalog.require_table(call.id)
-    version = get_int(source, "version")
-    if version is None and call.params.get("version"):
-        version = get_int({"version": _int_param(call.params.get("version"))}, "version")
-    return ref, call.catalog.dataset(ref, branch=_branch(call), version=version)
+    args = call.args
+    return ref, call.catalog.dataset(ref, branch=args.branch or None, version=args.version)
 
 
-def _int_param(raw: str | None) -> int | str | None:
-    try:
-        return int(raw) if raw is not None else None
-    except ValueError:
-        return raw
-
-
-def list_indexes(call: Call) -> dict[str, Any]:
+def list_indexes(call: Call[ListIndexesRequest]) -> dict[str, Any]:
     _, ds = _dataset(call)
     with lance_errors("Listing indexes failed"):
         descriptions = {d.name: d for d in ds.describe_indices()}
-    limit = call.body.get("limit", call.params.get("limit"))
-    token = get_str(call.body, "page_token") or call.params.get("page_token")
-    names, next_token = paginate(list(descriptions), token, parse_limit(limit))
+    names, next_token = paginate(list(descriptions), call.args.page_token, call.args.limit)
     total_rows = ds.count_rows()
     indexes = []
     for name in names:
@@ -257,7 +201,7 @@ def _stats(ds: LanceDataset, name: str) -> dict[str, Any]:
     return stats
 
 
-def index_stats(call: Call) -> dict[str, Any]:
+def index_stats(call: Call[IndexStatsRequest]) -> dict[str, Any]:
     name = call.request.path_params["index_name"]
     _, ds = _dataset(call)
     with lance_errors(f"Reading statistics of index {name!r} failed"):
@@ -277,9 +221,9 @@ def index_stats(call: Call) -> dict[str, Any]:
     }
 
 
-def drop_index(call: Call) -> dict[str, Any]:
+def drop_index(call: Call[DropIndexRequest]) -> dict[str, Any]:
     name = call.request.path_params["index_name"]
-    branch = _branch(call)
+    branch = call.args.branch or None
     catalog = call.catalog
     ref = catalog.require_table(call.id)
     ds = catalog.dataset(ref, branch=branch)

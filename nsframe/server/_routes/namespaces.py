@@ -8,40 +8,33 @@ from starlette.responses import Response
 
 from nsframe.exceptions import NamespaceNotFoundError
 from nsframe.server._http.handler import Call
-from nsframe.server._http.pagination import paginate, parse_limit
-from nsframe.server._http.request import get_str_map, normalize_choice
-
-CREATE_MODES = ("Create", "ExistOk", "Overwrite")
-DROP_MODES = ("Fail", "Skip")
-DROP_BEHAVIORS = ("Restrict", "Cascade")
+from nsframe.server._http.pagination import PageRequest, paginate
+from nsframe.server._http.validation import Envelope
+from nsframe.server._models.namespaces import CreateNamespaceRequest, DropNamespaceRequest
 
 
-def create_namespace(call: Call) -> dict[str, Any]:
-    mode = normalize_choice(call.body.get("mode"), "mode", CREATE_MODES, "Create")
-    properties = get_str_map(call.body, "properties")
-    return {"properties": call.catalog.create_namespace(call.id, mode, properties)}
+def create_namespace(call: Call[CreateNamespaceRequest]) -> dict[str, Any]:
+    args = call.args
+    return {"properties": call.catalog.create_namespace(call.id, args.mode, args.properties)}
 
 
-def list_namespaces(call: Call) -> dict[str, Any]:
+def list_namespaces(call: Call[PageRequest]) -> dict[str, Any]:
     names = call.catalog.list_namespaces(call.id)
-    page, token = paginate(
-        names, call.params.get("page_token"), parse_limit(call.params.get("limit"))
-    )
+    page, token = paginate(names, call.args.page_token, call.args.limit)
     return {"namespaces": page, "page_token": token}
 
 
-def describe_namespace(call: Call) -> dict[str, Any]:
+def describe_namespace(call: Call[Envelope]) -> dict[str, Any]:
     return {"properties": call.catalog.namespace_properties(call.id)}
 
 
-def namespace_exists(call: Call) -> Response:
+def namespace_exists(call: Call[Envelope]) -> Response:
     call.catalog.require_namespace(call.id)
     return Response(status_code=200)
 
 
-def drop_namespace(call: Call) -> Response | dict[str, Any]:
-    mode = normalize_choice(call.body.get("mode"), "mode", DROP_MODES, "Fail")
-    behavior = normalize_choice(call.body.get("behavior"), "behavior", DROP_BEHAVIORS, "Restrict")
+def drop_namespace(call: Call[DropNamespaceRequest]) -> Response | dict[str, Any]:
+    mode, behavior = call.args.mode, call.args.behavior
     if call.id and not call.catalog.namespace_exists(call.id):
         if mode == "Skip":
             return Response(status_code=204)

@@ -13,17 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 from nsframe.server._http.handler import Call
-from nsframe.server._http.request import get_bool, get_int, get_str
 from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._models.tables import OptimizeRequest
 from nsframe.server._storage.catalog import MAIN_BRANCH, normalize_branch
 from nsframe.server._storage.errors import lance_errors
 from nsframe.server._storage.writes import DEFAULT_TARGET_ROWS
 
 
-def optimize(call: Call) -> dict[str, Any]:
-    branch = get_str(call.body, "branch")
-    target_rows = get_int(call.body, "target_rows_per_fragment", minimum=1) or DEFAULT_TARGET_ROWS
-    with_indices = get_bool(call.body, "optimize_indices")
+def optimize(call: Call[OptimizeRequest]) -> dict[str, Any]:
+    branch = call.args.branch
+    target_rows = call.args.target_rows_per_fragment or DEFAULT_TARGET_ROWS
+    with_indices = call.args.optimize_indices
     catalog = call.catalog
     ref = catalog.require_table(call.id)
     # Compaction mutates the dataset object: use one of our own, not the readers' copy.

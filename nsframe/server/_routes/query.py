@@ -1,14 +1,14 @@
 """`POST /v1/table/{id}/query`: vector, full-text, hybrid and filter-only queries.
 
-The body is checked whole before Lance runs anything; the table comes from the
-catalog's cache of opened datasets (see `_catalog`), so a query never re-opens it.
+The body arrives checked whole (`_models.query.QueryRequest`) before Lance runs
+anything; the table comes from the catalog's cache of opened datasets (see `_catalog`),
+so a query never re-opens it.
 docs/query.md describes every member, the defaults and the hybrid fusion.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,19 +19,13 @@ from starlette.responses import Response
 
 from nsframe.exceptions import InvalidInputError, SchemaMismatchError
 from nsframe.server._http.handler import Call
-from nsframe.server._http.request import get_bool, get_dict, get_int, get_str, whole_condition
 from nsframe.server._http.results import arrow_file_response, table_response
+from nsframe.server._models.query import QueryRequest
 from nsframe.server._search.fieldpath import ResolvedField, resolve, vector_kind
-from nsframe.server._search.fts import TextQuery, TextQueryBuilder, parse_text_query
-from nsframe.server._search.vector import (
-    VectorQuery,
-    nearest_options,
-    parse_vector_query,
-    vector_column,
-)
+from nsframe.server._search.fts import TextQueryBody, TextQueryBuilder
+from nsframe.server._search.vector import VectorQuery, nearest_options, vector_column
 from nsframe.server._storage.errors import lance_errors
 
-DEFAULT_SEARCH_K = 10
 # Reciprocal rank fusion constant, as in the RRF paper and LanceDB.
 RRF_K = 60
 RELEVANCE = "_relevance_score"
@@ -43,85 +37,8 @@ _SQL_LITERALS = {"true", "false", "null"}
 Columns = list[str] | dict[str, str] | None
 
 
-@dataclass
-class QueryRequest:
-    k: int | None
-    offset: int
-    filter: str | None
-    prefilter: bool
-    names: list[str] | None
-    aliases: dict[str, str] | None
-    with_row_id: bool
-    fast_search: bool | None
-    version: int | None
-    branch: str | None
-    vector: VectorQuery | None
-    text: TextQuery | None
-
-    @property
-    def search_k(self) -> int:
-        return self.k or DEFAULT_SEARCH_K
-
-
-def parse_request(body: dict[str, Any]) -> QueryRequest:
-    names, aliases = _parse_columns(body.get("columns"))
-    filter_ = get_str(body, "filter")
-    return QueryRequest(
-        k=get_int(body, "k"),
-        offset=get_int(body, "offset") or 0,
-        # Wrapped, so that Lance cannot ignore trailing text (see `whole_condition`).
-        filter=whole_condition(filter_, "filter") if filter_ and filter_.strip() else None,
-        prefilter=bool(get_bool(body, "prefilter")),
-        names=names,
-        aliases=aliases,
-        with_row_id=bool(get_bool(body, "with_row_id")),
-        fast_search=get_bool(body, "fast_search"),
-        version=get_int(body, "version"),
-        branch=get_str(body, "branch"),
-        vector=parse_vector_query(body),
-        text=parse_text_query(body),
-    )
-
-
-def _parse_columns(raw: object) -> tuple[list[str] | None, dict[str, str] | None]:
-    if raw is None:
-        return None, None
-    # LanceDB's wire format: a bare list of names or a bare {alias: expression} map.
-    if isinstance(raw, list):
-        raw = {"column_names": raw}
-    elif isinstance(raw, dict) and raw and not ({"column_names", "column_aliases"} & set(raw)):
-        raw = {"column_aliases": raw}
-    if not isinstance(raw, dict):
-        raise InvalidInputError(
-            "The member 'columns' must be an object with column_names or column_aliases."
-        )
-    names, aliases = raw.get("column_names"), get_dict(raw, "column_aliases")
-    if names is not None and aliases is not None:
-        raise InvalidInputError(
-            "The member 'columns' has both column_names and column_aliases: send one of them."
-        )
-    if names is not None:
-        if not isinstance(names, list) or not names or not all(
-            isinstance(n, str) and n for n in names
-        ):
-            raise InvalidInputError(
-                "columns.column_names must be a non-empty array of field paths."
-            )
-        return list(names), None
-    if aliases is not None:
-        if not aliases or not all(isinstance(v, str) and v for v in aliases.values()):
-            raise InvalidInputError(
-                "columns.column_aliases must map each output name to a field path or SQL "
-                "expression (a non-empty string)."
-            )
-        if not all(aliases):
-            raise InvalidInputError("columns.column_aliases has an empty output name.")
-        return None, dict(aliases)
-    return None, None
-
-
 # --------------------------------------------------------------------- handler
-def query_table(call: Call) -> Response:
+def query_table(call: Call[QueryRequest]) -> Response:
     try:
         return _run_query(call)
     except SchemaMismatchError as exc:
@@ -130,27 +47,28 @@ def query_table(call: Call) -> Response:
         raise InvalidInputError(exc.detail) from exc
 
 
-def _run_query(call: Call) -> Response:
-    request = parse_request(call.body)
+def _run_query(call: Call[QueryRequest]) -> Response:
+    request = call.args
+    vector, text = request.vector_query(), request.full_text_query
     ref = call.catalog.require_table(call.id)
     ds = call.catalog.dataset(ref, branch=request.branch, version=request.version)
     label = call.label
     columns = _projection(ds.schema, request)
     with lance_errors(f"Query on table {label!r} failed"):
-        if request.vector is not None and request.text is not None:
-            return _hybrid(ds, request, columns)
-        if request.vector is not None:
-            field = vector_column(ds.schema, request.vector.column)
-            if request.vector.multi is not None and vector_kind(field.field.type) == "vector":
-                return _batch_search(ds, request, columns, field)
-            options = nearest_options(request.vector, field, request.search_k + request.offset)
+        if vector is not None and text is not None:
+            return _hybrid(ds, request, vector, text, columns)
+        if vector is not None:
+            field = vector_column(ds.schema, vector.column)
+            if vector.multi is not None and vector_kind(field.field.type) == "vector":
+                return _batch_search(ds, request, vector, columns, field)
+            options = nearest_options(vector, field, request.search_k + request.skip)
             options["q"] = _as_arrow_vector(options["q"])
             scanner = ds.scanner(
                 nearest=options, limit=request.search_k,
                 **_common(request, _with_score(columns, "_distance")),
             )
-        elif request.text is not None:
-            fts = TextQueryBuilder(ds).build(request.text)
+        elif text is not None:
+            fts = TextQueryBuilder(ds).build(text)
             scanner = ds.scanner(
                 full_text_query=fts, limit=request.search_k,
                 **_common(request, _with_score(columns, "_score")),
@@ -172,11 +90,12 @@ def _as_arrow_vector(q: Any) -> Any:
 
 def _projection(schema: pa.Schema, request: QueryRequest) -> Columns:
     """Lance's ``columns``: canonical field paths, or {alias: path or SQL}."""
-    if request.names is not None:
-        return [resolve(schema, n, "column").path for n in request.names]
-    if request.aliases is not None:
+    names, aliases = request.projection()
+    if names is not None:
+        return [resolve(schema, n, "column").path for n in names]
+    if aliases is not None:
         out: dict[str, str] = {}
-        for alias, source in request.aliases.items():
+        for alias, source in aliases.items():
             is_path = _PATH.fullmatch(source) and source.lower() not in _SQL_LITERALS
             out[alias] = resolve(schema, source, "column").path if is_path else source
         return out
@@ -196,21 +115,19 @@ def _common(request: QueryRequest, columns: Columns) -> dict[str, Any]:
     return {
         "columns": columns,
         "filter": request.filter,
-        "prefilter": request.prefilter,
-        "with_row_id": request.with_row_id,
+        "prefilter": bool(request.prefilter),
+        "with_row_id": bool(request.with_row_id),
         "fast_search": request.fast_search,
-        "offset": request.offset or None,
+        "offset": request.skip or None,
     }
 
 
 # ------------------------------------------------------------------ batch search
-def _batch_search(
-    ds: LanceDataset, request: QueryRequest, columns: Columns, field: ResolvedField
-) -> Response:
+def _batch_search(ds: LanceDataset, request: QueryRequest, vector: VectorQuery,
+                  columns: Columns, field: ResolvedField) -> Response:
     """Several query vectors on an ordinary vector column: top k for each query."""
-    assert request.vector is not None
-    k, offset = request.search_k, request.offset
-    options = nearest_options(request.vector, field, k + offset)
+    k, offset = request.search_k, request.skip
+    options = nearest_options(vector, field, k + offset)
     common = _common(request, _with_score(columns, "_distance"))
     common["offset"] = None
     table = ds.to_table(nearest=options, **common)
@@ -218,7 +135,7 @@ def _batch_search(
         # Lance applies offset to the whole batch; the contract's is per query.
         index = table.column("query_index")
         keep = []
-        for q in range(len(request.vector.multi or [])):
+        for q in range(len(vector.multi or [])):
             rows = pc.indices_nonzero(pc.equal(index, q))
             keep.extend(rows.to_pylist()[offset:offset + k])
         table = table.take(pa.array(keep, pa.int64()))
@@ -226,25 +143,25 @@ def _batch_search(
 
 
 # ---------------------------------------------------------------- hybrid search
-def _hybrid(ds: LanceDataset, request: QueryRequest, columns: Columns) -> Response:
+def _hybrid(ds: LanceDataset, request: QueryRequest, vector: VectorQuery,
+            text: TextQueryBody, columns: Columns) -> Response:
     """Vector + text, fused by reciprocal rank fusion (docs/query.md)."""
-    assert request.vector is not None and request.text is not None
-    field = vector_column(ds.schema, request.vector.column)
-    if request.vector.multi is not None and vector_kind(field.field.type) == "vector":
+    field = vector_column(ds.schema, vector.column)
+    if vector.multi is not None and vector_kind(field.field.type) == "vector":
         raise InvalidInputError(
             "A hybrid query takes one query vector: send single_vector with full_text_query, "
             "or drop full_text_query to run a batch of vectors."
         )
-    depth = request.search_k + request.offset
+    depth = request.search_k + request.skip
     common = _common(request, columns)
     common.update(with_row_id=True, offset=None)
     by_vector = ds.to_table(
-        nearest=nearest_options(request.vector, field, depth),
+        nearest=nearest_options(vector, field, depth),
         limit=depth,
         **{**common, "columns": _with_score(columns, "_distance")},
     )
     by_text = ds.to_table(
-        full_text_query=TextQueryBuilder(ds).build(request.text),
+        full_text_query=TextQueryBuilder(ds).build(text),
         limit=depth,
         **{**common, "columns": _with_score(columns, "_score")},
     )
@@ -261,7 +178,7 @@ def _hybrid(ds: LanceDataset, request: QueryRequest, columns: Columns) -> Respon
             scores[row_id] = scores.get(row_id, 0.0) + 1.0 / (RRF_K + rank + 1)
             kept[row_id] = value
             where.setdefault(row_id, (source, rank))
-    ranked = sorted(scores, key=lambda r: (-scores[r], r))[request.offset:depth]
+    ranked = sorted(scores, key=lambda r: (-scores[r], r))[request.skip:depth]
     base = [t.drop_columns([c for c in ("_distance", "_score") if c in t.column_names])
             for t in (by_vector, by_text)]
     pieces = [base[where[r][0]].slice(where[r][1], 1) for r in ranked]

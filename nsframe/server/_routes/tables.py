@@ -10,11 +10,7 @@ from lance.dataset import LanceDataset
 from starlette.responses import Response
 
 from nsframe import _spec
-from nsframe.exceptions import (
-    BranchNotFoundError,
-    InvalidInputError,
-    TableAlreadyExistsError,
-)
+from nsframe.exceptions import BranchNotFoundError, TableAlreadyExistsError
 from nsframe.server._http.arrow import (
     arrow_body,
     schema_to_base64,
@@ -22,14 +18,18 @@ from nsframe.server._http.arrow import (
 )
 from nsframe.server._http.handler import Call
 from nsframe.server._http.ids import format_id
-from nsframe.server._http.pagination import paginate, parse_limit
-from nsframe.server._http.request import (
-    get_int,
-    get_str,
-    normalize_choice,
-    query_bool,
-    query_int,
-    whole_condition,
+from nsframe.server._http.pagination import PageRequest, paginate
+from nsframe.server._http.request import whole_condition
+from nsframe.server._http.validation import Envelope
+from nsframe.server._models.tables import (
+    CountRowsRequest,
+    CreateTableRequest,
+    DeclareTableRequest,
+    DeleteRequest,
+    DescribeTableRequest,
+    InsertRequest,
+    ListTablesRequest,
+    TableStatsRequest,
 )
 from nsframe.server._storage.catalog import normalize_branch
 from nsframe.server._storage.errors import lance_errors
@@ -42,14 +42,10 @@ from nsframe.server._storage.writes import (
     create_table as create_new_table,
 )
 
-CREATE_MODES = ("Create", "ExistOk", "Overwrite")
-INSERT_MODES = ("Append", "Overwrite")
-
 
 # ----------------------------------------------------------------------- writing
-def create_table(call: Call) -> dict[str, Any]:
-    mode = normalize_choice(call.params.get("mode"), "mode", CREATE_MODES, "Create")
-    properties = _properties_param(call)
+def create_table(call: Call[CreateTableRequest]) -> dict[str, Any]:
+    mode, properties = call.args.mode, call.args.properties
     catalog = call.catalog
     catalog.table_folder(call.id, for_child=True)  # 404 before reading the body
     checked, current = catalog.lookup_table(call.id)
@@ -78,31 +74,15 @@ def create_table(call: Call) -> dict[str, Any]:
     return {"version": ds.version, "num_inserted_rows": rows, "properties": properties}
 
 
-def _properties_param(call: Call) -> dict[str, str] | None:
-    raw = call.params.get("properties")
-    if not raw:
-        return None
-    try:
-        props = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"The properties parameter is not JSON: {exc}.") from exc
-    if not isinstance(props, dict) or not all(isinstance(v, str) for v in props.values()):
-        raise InvalidInputError("The properties parameter must be a JSON object of strings.")
-    return props
-
-
-def declare_table(call: Call) -> dict[str, Any]:
-    properties = call.body.get("properties")
-    if properties is not None and not isinstance(properties, dict):
-        raise InvalidInputError("The member 'properties' must be a JSON object of strings.")
+def declare_table(call: Call[DeclareTableRequest]) -> dict[str, Any]:
+    properties = call.args.properties
     ref = call.catalog.declare_table(
         call.id, {str(k): str(v) for k, v in (properties or {}).items()})
     return {"properties": call.catalog.table_properties(ref)}
 
 
-def insert(call: Call) -> dict[str, Any]:
-    mode = normalize_choice(call.params.get("mode"), "mode", INSERT_MODES, "Append")
-    branch = call.params.get("branch")
+def insert(call: Call[InsertRequest]) -> dict[str, Any]:
+    mode, branch = call.args.mode, call.args.branch
     ref = call.catalog.require_table(call.id, allow_declared=True)
     if ref.state == "declared":
         if normalize_branch(branch) is not None:
@@ -120,33 +100,27 @@ def insert(call: Call) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------- reading
-def list_tables(call: Call) -> dict[str, Any]:
-    include_declared = query_bool(call.params, "include_declared", True)
-    names = call.catalog.list_tables(call.id, include_declared=include_declared)
-    page, token = paginate(
-        names, call.params.get("page_token"), parse_limit(call.params.get("limit"))
-    )
+def list_tables(call: Call[ListTablesRequest]) -> dict[str, Any]:
+    args = call.args
+    names = call.catalog.list_tables(call.id, include_declared=args.include_declared)
+    page, token = paginate(names, args.page_token, args.limit)
     return {"tables": page, "page_token": token}
 
 
-def list_all_tables(call: Call) -> dict[str, Any]:
+def list_all_tables(call: Call[PageRequest]) -> dict[str, Any]:
     names = [format_id(parts, call.delimiter) for parts in call.catalog.walk_tables([])]
-    page, token = paginate(
-        names, call.params.get("page_token"), parse_limit(call.params.get("limit"))
-    )
+    page, token = paginate(names, call.args.page_token, call.args.limit)
     return {"tables": page, "page_token": token}
 
 
-def describe_table(call: Call) -> dict[str, Any]:
+def describe_table(call: Call[DescribeTableRequest]) -> dict[str, Any]:
     catalog = call.catalog
     ref = catalog.require_table(call.id, allow_declared=True)
     base = {"table": ref.name, "namespace": call.id[:-1],
             "properties": catalog.table_properties(ref)}
     if ref.state == "declared":
         return {**base, "is_only_declared": True, "schema": None, "version": None}
-    version = get_int(call.body, "version")
-    branch = get_str(call.body, "branch")
-    ds = catalog.dataset(ref, branch=branch, version=version)
+    ds = catalog.dataset(ref, branch=call.args.branch, version=call.args.version)
     return {**base, **describe_dataset(ds), "location": ref.uri, "is_only_declared": False}
 
 
@@ -174,37 +148,28 @@ def version_summary(ds: LanceDataset) -> tuple[dict[str, Any], int]:
     return summary, num_rows
 
 
-def table_exists(call: Call) -> Response:
+def table_exists(call: Call[Envelope]) -> Response:
     call.catalog.require_table(call.id, allow_declared=True)
     return Response(status_code=200)
 
 
-def drop_table(call: Call) -> dict[str, Any]:
+def drop_table(call: Call[Envelope]) -> dict[str, Any]:
     ref = call.catalog.require_table(call.id, allow_declared=True)
     call.catalog.drop_table(ref)
     return {"id": call.id}
 
 
-def count_rows(call: Call) -> Response:
-    source: Any = call.body
-    if call.request.method == "GET":
-        source = {
-            "predicate": call.params.get("predicate") or call.params.get("filter"),
-            "version": query_int(call.params, "version"),
-            "branch": call.params.get("branch"),
-        }
-    predicate = get_str(source, "predicate") or get_str(source, "filter")
-    ds = call.catalog.dataset(
-        call.catalog.require_table(call.id),
-        branch=get_str(source, "branch"),
-        version=get_int(source, "version"),
-    )
+def count_rows(call: Call[CountRowsRequest]) -> Response:
+    args = call.args
+    predicate = args.condition
+    ds = call.catalog.dataset(call.catalog.require_table(call.id), branch=args.branch,
+                              version=args.version)
     with lance_errors(f"The predicate {predicate!r} is not valid"):
         n = ds.count_rows(filter=whole_condition(predicate)) if predicate else ds.count_rows()
     return Response(json.dumps(n), media_type=_spec.JSON)
 
 
-def table_stats(call: Call) -> dict[str, Any]:
+def table_stats(call: Call[TableStatsRequest]) -> dict[str, Any]:
     """`GetTableStats`, LanceDB's `Table.stats()`: size, rows, indexes and fragment layout
     of the latest version of a branch.
 
@@ -214,11 +179,7 @@ def table_stats(call: Call) -> dict[str, Any]:
     when `optimize` would compact it for its size: fewer rows than its default target.
     ``total_bytes`` is the size of the version's data files, from the manifest.
     """
-    source: Any = call.body
-    if call.request.method == "GET":
-        source = {"branch": call.params.get("branch")}
-    ds = call.catalog.dataset(call.catalog.require_table(call.id),
-                              branch=get_str(source, "branch"))
+    ds = call.catalog.dataset(call.catalog.require_table(call.id), branch=call.args.branch)
     with lance_errors(f"Reading the statistics of table {call.label!r} failed"):
         fragments = ds.get_fragments()
         lengths = sorted(f.physical_rows for f in fragments)
@@ -248,14 +209,9 @@ def table_stats(call: Call) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- deleting
-def delete(call: Call) -> dict[str, Any]:
-    predicate = get_str(call.body, "predicate", min_length=1)
-    if predicate is None or not predicate.strip():
-        raise InvalidInputError(
-            "The member 'predicate' is required: give a SQL condition such as \"id = 3\". "
-            "To delete every row, send \"true\"."
-        )
-    branch = get_str(call.body, "branch")
+def delete(call: Call[DeleteRequest]) -> dict[str, Any]:
+    predicate, branch = call.args.predicate, call.args.branch
+    assert predicate is not None  # DeleteRequest requires it
     catalog = call.catalog
     ref = catalog.require_table(call.id)
     # A dataset object of its own: the cached ones are shared by concurrent readers.

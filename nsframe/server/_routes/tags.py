@@ -6,40 +6,18 @@ pointing at ``(branch, version)``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from lance.dataset import LanceDataset
 
-from nsframe.exceptions import InvalidInputError, TagAlreadyExistsError, TagNotFoundError
+from nsframe.exceptions import TagAlreadyExistsError, TagNotFoundError
 from nsframe.server._http.handler import Call
-from nsframe.server._http.pagination import page_args, paginate
-from nsframe.server._http.request import get_int, get_str
+from nsframe.server._http.pagination import PageRequest, paginate
+from nsframe.server._models.versions import TagRequest, TagTargetRequest
 from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
 from nsframe.server._storage.errors import lance_errors
-
-# Lance's rule for tag names, kept to ASCII: Lance 14 stores a non-ASCII tag under an
-# escaped file name it cannot read back, which breaks every later tag listing.
-TAG_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
-
-
-
-
-def check_tag_name(name: str) -> str:
-    if not TAG_NAME.fullmatch(name) or name.startswith(".") or name.endswith(".lock"):
-        raise InvalidInputError(
-            f"The tag name {name!r} is not allowed: use 1-200 ASCII letters, digits, '.', '-' "
-            "or '_', not starting with '.' nor ending with '.lock'."
-        )
-    return name
-
-
-def _tag_member(call: Call) -> str:
-    name = get_str(call.body, "tag", required=True)
-    assert name is not None
-    return check_tag_name(name)
 
 
 def _seconds(value: object) -> int | None:
@@ -61,43 +39,41 @@ def tag_entry(tag: Mapping[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _table(call: Call) -> tuple[TableRef, LanceDataset]:
+def _table(call: Call[Any]) -> tuple[TableRef, LanceDataset]:
     ref = call.catalog.require_table(call.id)
     return ref, call.catalog.dataset(ref)
 
 
-def _all_tags(call: Call, ds: LanceDataset) -> dict[str, Any]:
+def _all_tags(call: Call[Any], ds: LanceDataset) -> dict[str, Any]:
     with lance_errors(f"Reading the tags of {call.label!r} failed"):
         return dict(ds.tags.list())
 
 
-def _target(call: Call, ref: TableRef) -> tuple[str | None, int]:
+def _target(call: Call[TagTargetRequest], ref: TableRef) -> tuple[str | None, int]:
     """The ``(branch, version)`` a create or update names, checked to exist (404s)."""
-    version = get_int(call.body, "version", required=True)
-    assert version is not None
-    branch = normalize_branch(get_str(call.body, "branch"))
+    version = call.args.version
+    branch = normalize_branch(call.args.branch)
     call.catalog.dataset(ref, branch=branch)  # 404 code 22 for a missing branch
     call.catalog.dataset(ref, branch=branch, version=version)  # 404 code 11
     return branch, version
 
 
-def _missing_tag(call: Call, name: str) -> TagNotFoundError:
+def _missing_tag(call: Call[Any], name: str) -> TagNotFoundError:
     return TagNotFoundError(
         f"Table {call.label!r} has no tag {name!r}: list the tags to see which exist."
     )
 
 
 # ----------------------------------------------------------------------- handlers
-def list_tags(call: Call) -> dict[str, Any]:
-    token, limit = page_args(call)
+def list_tags(call: Call[PageRequest]) -> dict[str, Any]:
     _, ds = _table(call)
     tags = _all_tags(call, ds)
-    page, next_token = paginate(list(tags), token, limit)
+    page, next_token = paginate(list(tags), call.args.page_token, call.args.limit)
     return {"tags": {name: tag_entry(tags[name]) for name in page}, "page_token": next_token}
 
 
-def create_tag(call: Call) -> dict[str, Any]:
-    name = _tag_member(call)
+def create_tag(call: Call[TagTargetRequest]) -> dict[str, Any]:
+    name = call.args.tag
     ref, ds = _table(call)
     branch, version = _target(call, ref)
     if name in _all_tags(call, ds):
@@ -109,8 +85,8 @@ def create_tag(call: Call) -> dict[str, Any]:
     return {"tag": name, "version": version, "branch": branch or MAIN_BRANCH}
 
 
-def update_tag(call: Call) -> dict[str, Any]:
-    name = _tag_member(call)
+def update_tag(call: Call[TagTargetRequest]) -> dict[str, Any]:
+    name = call.args.tag
     ref, ds = _table(call)
     branch, version = _target(call, ref)
     if name not in _all_tags(call, ds):
@@ -120,8 +96,8 @@ def update_tag(call: Call) -> dict[str, Any]:
     return {"tag": name, "version": version, "branch": branch or MAIN_BRANCH}
 
 
-def delete_tag(call: Call) -> dict[str, Any]:
-    name = _tag_member(call)
+def delete_tag(call: Call[TagRequest]) -> dict[str, Any]:
+    name = call.args.tag
     _, ds = _table(call)
     if name not in _all_tags(call, ds):
         raise _missing_tag(call, name)
@@ -130,9 +106,9 @@ def delete_tag(call: Call) -> dict[str, Any]:
     return {}
 
 
-def tag_version(call: Call) -> dict[str, Any]:
+def tag_version(call: Call[TagRequest]) -> dict[str, Any]:
     """SEED_SPEC.md: `{version, branch}`, with branch "main" for the main branch."""
-    name = _tag_member(call)
+    name = call.args.tag
     _, ds = _table(call)
     tag = _all_tags(call, ds).get(name)
     if tag is None:

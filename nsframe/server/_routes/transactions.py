@@ -7,9 +7,10 @@ from typing import Any
 from nsframe.exceptions import TransactionNotFoundError
 from nsframe.server._http.handler import Call
 from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._http.validation import Envelope
 
 
-def describe_transaction(call: Call) -> dict[str, Any]:
+def describe_transaction(call: Call[Envelope]) -> dict[str, Any]:
     txn_id = call.delimiter.join(call.id)
     txn = TransactionLog.of(call.request).get(txn_id)
     if txn is None:

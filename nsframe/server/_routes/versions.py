@@ -15,9 +15,13 @@ from lance.dataset import LanceDataset
 
 from nsframe.exceptions import VersionNotFoundError
 from nsframe.server._http.handler import Call
-from nsframe.server._http.pagination import page_args, paginate
-from nsframe.server._http.request import get_bool, get_int, get_str, query_bool
+from nsframe.server._http.pagination import paginate
 from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._models.versions import (
+    DescribeVersionRequest,
+    ListVersionsRequest,
+    RestoreRequest,
+)
 from nsframe.server._storage.catalog import MAIN_BRANCH, Manifest, normalize_branch
 from nsframe.server._storage.errors import lance_errors
 
@@ -78,21 +82,16 @@ def _key_version(key: str, descending: bool) -> int:
 
 
 # ----------------------------------------------------------------------- handlers
-def list_versions(call: Call) -> dict[str, Any]:
-    branch = call.params.get("branch") or get_str(call.body, "branch")
-    raw_descending = call.params.get("descending")
-    descending = (
-        query_bool(call.params, "descending", False)
-        if raw_descending is not None
-        else bool(get_bool(call.body, "descending"))
-    )
-    token, limit = page_args(call)
+def list_versions(call: Call[ListVersionsRequest]) -> dict[str, Any]:
+    args = call.args
+    branch, descending = args.branch, bool(args.descending)
     ref = call.catalog.require_table(call.id)
     ds = call.catalog.dataset(ref, branch=branch)
     # Version numbers come cheaply from the manifest names; only the page's manifests are read.
     with lance_errors(f"Listing the versions of {call.label!r} failed"):
         numbers = [int(item["version"]) for item in ds.version_refs()]
-    page, next_token = paginate([_version_key(v, descending) for v in numbers], token, limit)
+    page, next_token = paginate([_version_key(v, descending) for v in numbers],
+                                args.page_token, args.limit)
     entries = []
     manifests = call.catalog.manifests(ref, branch)
     for key in page:
@@ -105,9 +104,8 @@ def list_versions(call: Call) -> dict[str, Any]:
     return {"versions": entries, "page_token": next_token}
 
 
-def describe_version(call: Call) -> dict[str, Any]:
-    branch = get_str(call.body, "branch")
-    version = get_int(call.body, "version")
+def describe_version(call: Call[DescribeVersionRequest]) -> dict[str, Any]:
+    branch, version = call.args.branch, call.args.version
     ref = call.catalog.require_table(call.id)
     ds = call.catalog.dataset(ref, branch=branch, version=version)
     with lance_errors(f"Describing version {ds.version} of {call.label!r} failed"):
@@ -115,7 +113,8 @@ def describe_version(call: Call) -> dict[str, Any]:
     return {"version": version_entry(call.catalog.manifests(ref, branch), branch, ds, info)}
 
 
-def _missing_version(call: Call, version: int, branch: str | None) -> VersionNotFoundError:
+def _missing_version(call: Call[RestoreRequest], version: int,
+                     branch: str | None) -> VersionNotFoundError:
     where = f" on branch {branch!r}" if normalize_branch(branch) else ""
     return VersionNotFoundError(
         f"Table {call.label!r} has no version {version}{where}: list versions to see which "
@@ -123,10 +122,8 @@ def _missing_version(call: Call, version: int, branch: str | None) -> VersionNot
     )
 
 
-def restore(call: Call) -> dict[str, Any]:
-    version = get_int(call.body, "version", required=True)
-    assert version is not None
-    branch = get_str(call.body, "branch")
+def restore(call: Call[RestoreRequest]) -> dict[str, Any]:
+    version, branch = call.args.version, call.args.branch
     catalog = call.catalog
     ref = catalog.require_table(call.id)
     # A dataset object of our own: restoring moves it, and cached ones are shared.

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,9 +30,10 @@ from lance.query import (
     Occur,
     PhraseQuery,
 )
+from msgspec import UNSET, UnsetType
 
 from nsframe.exceptions import InvalidInputError
-from nsframe.server._http.request import get_dict, get_float, get_int, get_str
+from nsframe.server._http.fields import Count, shown
 from nsframe.server._search.fieldpath import resolve, text_fields
 
 QUERY_KINDS = ("match", "phrase", "boost", "multi_match", "boolean")
@@ -44,53 +44,111 @@ QUERY_KINDS = ("match", "phrase", "boost", "multi_match", "boolean")
 MAX_FUZZINESS = 2
 
 
-@dataclass
-class TextQuery:
-    """The parsed ``full_text_query``: a plain string or a structured tree (raw JSON)."""
-
-    text: str | None = None
-    columns: list[str] | None = None
-    structured: dict[str, Any] | None = None
+ColumnName = Annotated[str, msgspec.Meta(min_length=1)]
+Boost = Annotated[float, msgspec.Meta(ge=0)]
 
 
-def parse_text_query(body: dict[str, Any]) -> TextQuery | None:
-    raw = get_dict(body, "full_text_query")
-    if not raw:
-        return None
-    string_q = get_dict(raw, "string_query")
-    structured = get_dict(raw, "structured_query")
-    if string_q is not None and structured is not None:
-        raise InvalidInputError(
-            "full_text_query has both string_query and structured_query: send one of them."
-        )
-    if string_q is None and structured is None and "query" in raw:
-        # LanceDB's wire format: {"query": "text", "columns": [...]} or {"query": {...}}.
-        if isinstance(raw["query"], dict):
-            structured = {"query": raw["query"]}
-        else:
-            string_q = raw
-    if string_q is not None:
-        text = get_str(string_q, "query", required=True)
-        assert text is not None
-        columns = string_q.get("columns")
-        if columns is not None and (
-            not isinstance(columns, list) or not all(isinstance(c, str) and c for c in columns)
-        ):
-            raise InvalidInputError(
-                "full_text_query.string_query.columns must be an array of column names."
-            )
-        return TextQuery(text=text, columns=columns or None)
-    if structured is not None:
-        tree = get_dict(structured, "query")
-        if tree is None:
-            raise InvalidInputError(
-                "full_text_query.structured_query needs 'query': an object with one of "
-                + ", ".join(QUERY_KINDS) + "."
-            )
-        return TextQuery(structured=tree)
-    raise InvalidInputError(
-        "full_text_query needs string_query ({\"query\": \"...\"}) or structured_query."
-    )
+class Operator(str):
+    """How a match combines its terms: ``And`` or ``Or`` (any case); holds ``and``/``or``."""
+
+    @classmethod
+    def describe(cls) -> str:
+        return "And or Or"
+
+    @classmethod
+    def from_wire(cls, value: object) -> Operator:
+        if isinstance(value, str) and value.lower() in ("and", "or"):
+            return cls(value.lower())
+        raise ValueError(f"must be {cls.describe()}, got {shown(value)}")
+
+
+class MatchNode(msgspec.Struct, kw_only=True):
+    terms: str
+    column: str | None = None
+    # Missing means exact matching; an explicit null means automatic fuzziness.
+    fuzziness: Count | UnsetType | None = UNSET
+    operator: Operator | None = None
+    boost: Boost | None = None
+    max_expansions: Count | None = None
+    prefix_length: Count | None = None
+
+
+class PhraseNode(msgspec.Struct, kw_only=True):
+    terms: str
+    column: str | None = None
+    slop: Count | None = None
+
+
+class BoostNode(msgspec.Struct, kw_only=True):
+    positive: Node
+    negative: Node
+    negative_boost: float | None = None
+
+
+class MultiMatchNode(msgspec.Struct, kw_only=True):
+    match_queries: Annotated[list[MatchNode], msgspec.Meta(min_length=1)]
+
+
+class BooleanNode(msgspec.Struct, kw_only=True):
+    must: list[Node] | None = None
+    should: list[Node] | None = None
+    must_not: list[Node] | None = None
+
+
+class Node(msgspec.Struct, kw_only=True):
+    """One query of a structured tree: an object with exactly one of ``QUERY_KINDS``."""
+
+    match: MatchNode | None = None
+    phrase: PhraseNode | None = None
+    boost: BoostNode | None = None
+    multi_match: MultiMatchNode | None = None
+    boolean: BooleanNode | None = None
+
+    def __post_init__(self) -> None:
+        if sum(getattr(self, kind) is not None for kind in QUERY_KINDS) != 1:
+            raise ValueError(f"must be an object with exactly one of {', '.join(QUERY_KINDS)}")
+
+
+class StringQuery(msgspec.Struct, kw_only=True):
+    query: str
+    columns: list[ColumnName] | None = None
+
+
+class StructuredQuery(msgspec.Struct, kw_only=True):
+    query: Node
+
+
+class TextQueryBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The query's ``full_text_query``: a plain string, or a structured tree.
+
+    LanceDB's own wire format, ``{"query": "text", "columns": [...]}`` or
+    ``{"query": {...}}``, is accepted too and turned into the first two. ``{}`` asks for
+    no text search; any other member is refused, so that a misspelt ``string_query``
+    is a 400 rather than a query that silently searches no text.
+    """
+
+    string_query: StringQuery | None = None
+    structured_query: StructuredQuery | None = None
+    query: str | Node | None = None
+    columns: list[ColumnName] | None = None
+
+    def __post_init__(self) -> None:
+        if self.string_query is not None and self.structured_query is not None:
+            raise ValueError("has both string_query and structured_query: send one of them")
+        if self.string_query is None and self.structured_query is None:
+            if isinstance(self.query, str):
+                self.string_query = StringQuery(query=self.query, columns=self.columns)
+            elif self.query is not None:
+                self.structured_query = StructuredQuery(query=self.query)
+            elif self.columns is not None:
+                raise ValueError(
+                    'needs string_query ({"query": "..."}) or structured_query'
+                )
+
+    @property
+    def empty(self) -> bool:
+        """True for ``{}``: no text search (as upstream clients may send)."""
+        return self.string_query is None and self.structured_query is None
 
 
 def fts_indexed_columns(ds: LanceDataset) -> set[str]:
@@ -107,14 +165,15 @@ class TextQueryBuilder:
         self._schema: pa.Schema = ds.schema
         self._indexed = fts_indexed_columns(ds)
 
-    def build(self, query: TextQuery) -> FullTextQuery:
-        if query.structured is not None:
-            return self._node(query.structured, "structured_query.query")
-        assert query.text is not None
-        columns = self._columns(query.columns, "string_query.columns")
+    def build(self, query: TextQueryBody) -> FullTextQuery:
+        if query.structured_query is not None:
+            return self._node(query.structured_query.query, "structured_query.query")
+        assert query.string_query is not None
+        text = query.string_query.query
+        columns = self._columns(query.string_query.columns, "string_query.columns")
         if len(columns) == 1:
-            return MatchQuery(query.text, columns[0])
-        return MultiMatchQuery(query.text, columns)
+            return MatchQuery(text, columns[0])
+        return MultiMatchQuery(text, columns)
 
     # ------------------------------------------------------------------ columns
     def _column(self, path: str, where: str) -> str:
@@ -139,45 +198,36 @@ class TextQueryBuilder:
         return found
 
     # -------------------------------------------------------------------- nodes
-    def _node(self, node: object, where: str) -> FullTextQuery:
-        if not isinstance(node, dict) or len(node) != 1 or next(iter(node)) not in QUERY_KINDS:
-            raise InvalidInputError(
-                f"{where} must be an object with exactly one of {', '.join(QUERY_KINDS)}."
-            )
-        kind, spec = next(iter(node.items()))
-        if not isinstance(spec, dict):
-            raise InvalidInputError(f"{where}.{kind} must be a JSON object.")
-        handlers: dict[str, Callable[[dict[str, Any], str], FullTextQuery]] = {
-            "match": self._match,
-            "phrase": self._phrase,
-            "boost": self._boost,
-            "multi_match": self._multi_match,
-            "boolean": self._boolean,
-        }
-        return handlers[kind](spec, f"{where}.{kind}")
+    def _node(self, node: Node, where: str) -> FullTextQuery:
+        if node.match is not None:
+            return self._match(node.match, f"{where}.match")
+        if node.phrase is not None:
+            return self._phrase(node.phrase, f"{where}.phrase")
+        if node.boost is not None:
+            return self._boost(node.boost, f"{where}.boost")
+        if node.multi_match is not None:
+            return self._multi_match(node.multi_match, f"{where}.multi_match")
+        assert node.boolean is not None  # a Node has exactly one kind (its __post_init__)
+        return self._boolean(node.boolean, f"{where}.boolean")
 
-    def _match(self, spec: dict[str, Any], where: str) -> FullTextQuery:
-        terms = get_str(spec, "terms", required=True)
-        assert terms is not None
-        # Missing means exact matching; an explicit null means automatic fuzziness.
-        fuzziness = get_int(spec, "fuzziness") if "fuzziness" in spec else 0
+    def _match(self, spec: MatchNode, where: str) -> FullTextQuery:
+        fuzziness = 0 if spec.fuzziness is UNSET else spec.fuzziness
         if fuzziness is not None and fuzziness > MAX_FUZZINESS:
             raise InvalidInputError(
                 f"{where}.fuzziness is {fuzziness}: it must be 0 to {MAX_FUZZINESS} edits "
                 "(or null, automatic by word length)."
             )
-        operator = _operator(spec.get("operator"), where)
         options: dict[str, Any] = {
-            "boost": _positive(get_float(spec, "boost"), f"{where}.boost", 1.0),
-            "max_expansions": _default(get_int(spec, "max_expansions"), 50),
-            "operator": operator,
-            "prefix_length": _default(get_int(spec, "prefix_length"), 0),
+            "boost": 1.0 if spec.boost is None else spec.boost,
+            "max_expansions": _default(spec.max_expansions, 50),
+            "operator": _operator(spec.operator),
+            "prefix_length": _default(spec.prefix_length, 0),
         }
-        columns = self._columns([c] if (c := get_str(spec, "column")) else None, where)
+        columns = self._columns([spec.column] if spec.column else None, where)
         queries = [
-            self._match_column(terms, c, fuzziness, options)
+            self._match_column(spec.terms, c, fuzziness, options)
             if fuzziness == 0 or c in self._indexed
-            else self._expanded_match(terms, c, fuzziness, options)
+            else self._expanded_match(spec.terms, c, fuzziness, options)
             for c in columns
         ]
         return queries[0] if len(queries) == 1 else _should(queries)
@@ -218,54 +268,38 @@ class TextQueryBuilder:
         occur = Occur.MUST if options["operator"] == FullTextOperator.AND else Occur.SHOULD
         return BooleanQuery([(occur, q) for q in per_word])
 
-    def _phrase(self, spec: dict[str, Any], where: str) -> FullTextQuery:
-        terms = get_str(spec, "terms", required=True)
-        assert terms is not None
-        slop = _default(get_int(spec, "slop"), 0)
-        columns = self._columns([c] if (c := get_str(spec, "column")) else None, where)
-        queries: list[FullTextQuery] = [PhraseQuery(terms, c, slop=slop) for c in columns]
+    def _phrase(self, spec: PhraseNode, where: str) -> FullTextQuery:
+        slop = _default(spec.slop, 0)
+        columns = self._columns([spec.column] if spec.column else None, where)
+        queries: list[FullTextQuery] = [PhraseQuery(spec.terms, c, slop=slop) for c in columns]
         return queries[0] if len(queries) == 1 else _should(queries)
 
-    def _boost(self, spec: dict[str, Any], where: str) -> FullTextQuery:
-        for member in ("positive", "negative"):
-            if spec.get(member) is None:
-                raise InvalidInputError(f"{where}.{member} is required: give a query object.")
-        negative_boost = get_float(spec, "negative_boost")
+    def _boost(self, spec: BoostNode, where: str) -> FullTextQuery:
         return BoostQuery(
-            self._node(spec["positive"], f"{where}.positive"),
-            self._node(spec["negative"], f"{where}.negative"),
-            negative_boost=0.5 if negative_boost is None else negative_boost,
+            self._node(spec.positive, f"{where}.positive"),
+            self._node(spec.negative, f"{where}.negative"),
+            negative_boost=0.5 if spec.negative_boost is None else spec.negative_boost,
         )
 
-    def _multi_match(self, spec: dict[str, Any], where: str) -> FullTextQuery:
-        matches = spec.get("match_queries")
-        if not isinstance(matches, list) or not matches:
-            raise InvalidInputError(f"{where}.match_queries must be a non-empty array.")
-        for i, m in enumerate(matches):
-            if not isinstance(m, dict):
-                raise InvalidInputError(f"{where}.match_queries[{i}] must be a match object.")
-        same_text = len({(m.get("terms"), str(m.get("operator") or "or").lower())
-                         for m in matches}) == 1
-        plain = all(m.get("column") and m.get("fuzziness", 0) == 0
-                    and not m.get("prefix_length") for m in matches)
+    def _multi_match(self, spec: MultiMatchNode, where: str) -> FullTextQuery:
+        matches = spec.match_queries
+        same_text = len({(m.terms, m.operator or "or") for m in matches}) == 1
+        plain = all(m.column and m.fuzziness in (UNSET, 0) and not m.prefix_length
+                    for m in matches)
         if same_text and plain:
             # Lance's own multi-match: each column scored alone, the best one kept.
-            terms = get_str(matches[0], "terms", required=True)
-            assert terms is not None
-            columns = [self._column(str(m["column"]), f"{where}.match_queries") for m in matches]
-            boosts = [_positive(get_float(m, "boost"), f"{where}.boost", 1.0) for m in matches]
-            return MultiMatchQuery(terms, columns, boosts=boosts,
-                                   operator=_operator(matches[0].get("operator"), where))
+            columns = [self._column(str(m.column), f"{where}.match_queries") for m in matches]
+            boosts = [1.0 if m.boost is None else m.boost for m in matches]
+            return MultiMatchQuery(matches[0].terms, columns, boosts=boosts,
+                                   operator=_operator(matches[0].operator))
         return _should([self._match(m, f"{where}.match_queries[{i}]")
                         for i, m in enumerate(matches)])
 
-    def _boolean(self, spec: dict[str, Any], where: str) -> FullTextQuery:
+    def _boolean(self, spec: BooleanNode, where: str) -> FullTextQuery:
         clauses: list[tuple[Occur, FullTextQuery]] = []
         for member, occur in (("must", Occur.MUST), ("should", Occur.SHOULD),
                               ("must_not", Occur.MUST_NOT)):
-            items = spec.get(member) or []
-            if not isinstance(items, list):
-                raise InvalidInputError(f"{where}.{member} must be an array of query objects.")
+            items: list[Node] = getattr(spec, member) or []
             clauses.extend(
                 (occur, self._node(item, f"{where}.{member}[{i}]")) for i, item in enumerate(items)
             )
@@ -290,20 +324,8 @@ def _default(value: int | None, default: int) -> int:
     return default if value is None else value
 
 
-def _positive(value: float | None, where: str, default: float) -> float:
-    if value is None:
-        return default
-    if value < 0:
-        raise InvalidInputError(f"{where} must be >= 0, got {value}.")
-    return value
-
-
-def _operator(value: object, where: str) -> FullTextOperator:
-    if value is None:
-        return FullTextOperator.OR
-    if isinstance(value, str) and value.lower() in ("and", "or"):
-        return FullTextOperator.AND if value.lower() == "and" else FullTextOperator.OR
-    raise InvalidInputError(f"{where}.operator is {value!r}: use And or Or.")
+def _operator(value: Operator | None) -> FullTextOperator:
+    return FullTextOperator.AND if value == "and" else FullTextOperator.OR
 
 
 # ----------------------------------------------------------- fuzzy without an index

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 
 from nsframe.exceptions import InvalidInputError
-from nsframe.server._http.request import get_bool, get_float, get_int, get_str
+from nsframe.server._http.fields import shown
 from nsframe.server._search.fieldpath import ResolvedField, resolve, vector_fields, vector_kind
 
 # Every spelling the upstream reference accepts, mapped to Lance's metric names.
@@ -24,15 +24,73 @@ DISTANCE_TYPES = {
 }
 
 
-def parse_distance_type(value: object, member: str = "distance_type") -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or value.lower() not in DISTANCE_TYPES:
+class DistanceType(str):
+    """A metric in any of its spellings, any case; holds Lance's name for it."""
+
+    @classmethod
+    def describe(cls) -> str:
+        return "one of l2, euclidean, cosine, dot, inner_product or hamming (any case)"
+
+    @classmethod
+    def from_wire(cls, value: object) -> DistanceType:
+        if not isinstance(value, str) or value.lower() not in DISTANCE_TYPES:
+            raise ValueError(f"must be {cls.describe()}, got {shown(value)}")
+        return cls(DISTANCE_TYPES[value.lower()])
+
+
+class VectorBody(msgspec.Struct, kw_only=True):
+    """The query's ``vector`` member: one query vector, or several (a batch on a vector
+    column, one late-interaction query on a multivector column)."""
+
+    single_vector: list[float] | None = None
+    multi_vector: list[list[float]] | None = None
+
+
+# What ``vector`` may be on the wire: LanceDB's own clients send a bare array (of numbers,
+# or of arrays of numbers); upstream's send null or an empty object for "no vector".
+Vector = VectorBody | list[float | list[float]] | None
+
+
+def checked_vector(vector: Vector, column: str | None, lower_bound: float | None,
+                   upper_bound: float | None) -> VectorBody | None:
+    """``vector`` as an object with exactly one non-empty member, or None for no vector
+    search; the other vector members checked with it. msgspec has checked the numbers
+    (JSON has no NaN, and it refuses what does not fit a float)."""
+    if column is not None and column == "":
         raise InvalidInputError(
-            f"The member {member!r} is {value!r}: use one of l2, euclidean, cosine, dot, "
-            "inner_product or hamming (any case)."
+            "The member 'vector_column' is empty: name the vector column, or leave it out "
+            "to use the table's only vector column."
         )
-    return DISTANCE_TYPES[value.lower()]
+    if lower_bound is not None and upper_bound is not None and lower_bound > upper_bound:
+        raise InvalidInputError(
+            f"lower_bound {lower_bound} is above upper_bound {upper_bound}: swap them."
+        )
+    if isinstance(vector, list):
+        vector = _bare(vector)
+    if vector is None:
+        return None
+    single, multi = vector.single_vector or None, vector.multi_vector or None
+    if single is not None and multi is not None:
+        raise InvalidInputError(
+            "The member 'vector' has both single_vector and multi_vector: send one of them."
+        )
+    if multi is not None and not all(multi):
+        raise InvalidInputError("vector.multi_vector holds an empty vector.")
+    if single is None and multi is None:
+        return None
+    return VectorBody(single_vector=single, multi_vector=multi)
+
+
+def _bare(vector: list[float | list[float]]) -> VectorBody:
+    if vector and isinstance(vector[0], list):
+        rows = [row for row in vector if isinstance(row, list)]
+        if len(rows) < len(vector):
+            raise InvalidInputError("vector.multi_vector must be an array of arrays.")
+        return VectorBody(multi_vector=rows)
+    numbers = [x for x in vector if isinstance(x, float)]
+    if len(numbers) < len(vector):
+        raise InvalidInputError("vector.single_vector must be an array of numbers.")
+    return VectorBody(single_vector=numbers)
 
 
 @dataclass
@@ -49,72 +107,6 @@ class VectorQuery:
     lower_bound: float | None
     upper_bound: float | None
     use_index: bool
-
-
-def _numbers(value: object, where: str) -> list[float]:
-    if not isinstance(value, list) or not all(
-        isinstance(x, (int, float)) and not isinstance(x, bool) for x in value
-    ):
-        raise InvalidInputError(f"{where} must be an array of numbers.")
-    if not all(math.isfinite(x) for x in value):
-        raise InvalidInputError(f"{where} holds NaN or infinity: send finite numbers.")
-    return [float(x) for x in value]
-
-
-def parse_vector_query(body: dict[str, Any]) -> VectorQuery | None:
-    """The vector search the body asks for, or None (a null or empty ``vector``)."""
-    raw = body.get("vector")
-    column = get_str(body, "vector_column")
-    if column is not None and column == "":
-        raise InvalidInputError(
-            "The member 'vector_column' is empty: name the vector column, or leave it out "
-            "to use the table's only vector column."
-        )
-    single: list[float] | None = None
-    multi: list[list[float]] | None = None
-    # LanceDB's own wire format sends a bare array; accept it as a convenience.
-    if isinstance(raw, list):
-        raw = {"multi_vector": raw} if raw and isinstance(raw[0], list) else {"single_vector": raw}
-    if raw is not None and not isinstance(raw, dict):
-        raise InvalidInputError(
-            "The member 'vector' must be an object with single_vector or multi_vector."
-        )
-    if raw:
-        has_single = raw.get("single_vector") not in (None, [])
-        has_multi = raw.get("multi_vector") not in (None, [])
-        if has_single and has_multi:
-            raise InvalidInputError(
-                "The member 'vector' has both single_vector and multi_vector: send one of them."
-            )
-        if has_single:
-            single = _numbers(raw["single_vector"], "vector.single_vector")
-        elif has_multi:
-            rows = raw["multi_vector"]
-            if not isinstance(rows, list):
-                raise InvalidInputError("vector.multi_vector must be an array of arrays.")
-            multi = [_numbers(r, f"vector.multi_vector[{i}]") for i, r in enumerate(rows)]
-            if any(not r for r in multi):
-                raise InvalidInputError("vector.multi_vector holds an empty vector.")
-    bounds = get_float(body, "lower_bound"), get_float(body, "upper_bound")
-    if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
-        raise InvalidInputError(
-            f"lower_bound {bounds[0]} is above upper_bound {bounds[1]}: swap them."
-        )
-    query = VectorQuery(
-        single=single,
-        multi=multi,
-        column=column,
-        metric=parse_distance_type(body.get("distance_type")),
-        nprobes=get_int(body, "nprobes"),
-        refine_factor=get_int(body, "refine_factor"),
-        ef=get_int(body, "ef"),
-        lower_bound=bounds[0],
-        upper_bound=bounds[1],
-        use_index=not (get_bool(body, "bypass_vector_index") or False),
-    )
-    if single is None and multi is None:
-        return None
-    return query
 
 
 def vector_column(schema: pa.Schema, path: str | None) -> ResolvedField:
