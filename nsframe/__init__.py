@@ -12,8 +12,8 @@ from __future__ import annotations
 import typing as _typing
 
 from nsframe import exceptions
+from nsframe._client import Client
 from nsframe._connection import Connection, connect, get_default, set_default
-from nsframe._http import Client
 from nsframe._models import (
     Branch,
     FragmentStatistics,

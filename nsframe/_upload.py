@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from nsframe._client import Client
 from nsframe._frames import Source, ipc_stream_chunks
-from nsframe._http import Client
 from nsframe._models import WriteResult
 from nsframe.exceptions import NsframeError
 

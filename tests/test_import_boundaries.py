@@ -17,7 +17,7 @@ def loaded_after(code: str) -> set[str]:
 
 def test_import_nsframe_leaves_heavy_modules_out() -> None:
     modules = loaded_after("import nsframe")
-    assert "nsframe" in modules and "nsframe._http" in modules
+    assert "nsframe" in modules and "nsframe._client" in modules
     assert not {m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY)}
 
 
