@@ -28,13 +28,14 @@ from nsframe._models import (
 )
 from nsframe._namespace import Namespace
 from nsframe._query import Query
-from nsframe._table import ReadOnlyTableError, Table
-from nsframe._upload import PartialWriteError
+from nsframe._table import Table
 from nsframe._version import __version__
 from nsframe.exceptions import (
     APIError,
     NotFoundError,
     NsframeError,
+    PartialWriteError,
+    ReadOnlyTableError,
     RequestTimeoutError,
     TableNotFoundError,
     TransportError,

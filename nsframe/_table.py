@@ -41,7 +41,12 @@ from nsframe._upload import (
     ProgressArg,
     upload,
 )
-from nsframe.exceptions import NotFoundError, NsframeError, ResponseDecodeError
+from nsframe.exceptions import (
+    NotFoundError,
+    NsframeError,
+    ReadOnlyTableError,
+    ResponseDecodeError,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,10 +55,6 @@ if TYPE_CHECKING:
 DEFAULT_MAX_ROWS = 10_000_000
 DEFAULT_PAGE_ROWS = 100_000
 _INDEX_COLUMN = re.compile(r"__index_level_\d+__")
-
-
-class ReadOnlyTableError(NsframeError, ValueError):
-    """A write was sent to a handle pinned at a version or tag."""
 
 
 class Table:

@@ -17,7 +17,8 @@ from nsframe._connection import Connection, get_default
 from nsframe._models import WriteResult, vector_dimensions
 from nsframe._protocol.defaults import DEFAULT_SEARCH_K
 from nsframe._table import Table
-from nsframe._upload import DEFAULT_CHUNK_BYTES, PartialWriteError, ProgressArg
+from nsframe._upload import DEFAULT_CHUNK_BYTES, ProgressArg
+from nsframe.exceptions import PartialWriteError
 
 IF_EXISTS = ("fail", "append", "replace")
 DEFAULT_SEARCH_BATCH = 256
