@@ -8,14 +8,9 @@ import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
-from nsframe._spec import DEFAULT_PORT
-
-if TYPE_CHECKING:
-    from nsframe.server import ServerConfig
-
-API_KEYS_ENV = "NSFRAME_API_KEYS"
+from nsframe._protocol.defaults import API_KEYS_ENV
+from nsframe._protocol.routes import DEFAULT_PORT
 
 
 def _is_loopback(host: str) -> bool:
@@ -27,28 +22,16 @@ def _is_loopback(host: str) -> bool:
         return False  # a host name: it may resolve to anything
 
 
-def _serve_config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfig:
-    """The config from ``--config``, then the environment, then the other flags."""
-    from nsframe.server._config import ServerConfig, parse_size
-    from nsframe.server._config_file import add_keys, keys_from_env, load_config_file
-
-    config = load_config_file(args.config, environ) if args.config else ServerConfig()
-    if args.root is not None:
-        config.root = args.root
-    add_keys(config, keys_from_env(environ))
-    add_keys(config, args.api_key or [])
-    for entry in args.database or []:
-        name, sep, path = entry.partition("=")
-        if not sep or not name.strip() or not path.strip():
-            raise ValueError(f"--database takes NAME=PATH, got {entry!r}")
-        config.databases[name.strip()] = path.strip()
-    if args.database_from_host:
-        config.database_from_host = True
-    if args.max_json_bytes is not None:
-        config.max_json_bytes = parse_size(args.max_json_bytes)
-    if args.max_body_bytes is not None:
-        config.max_arrow_bytes = parse_size(args.max_body_bytes)
-    return config
+def _refuse_open_bind(host: str, credentials_configured: bool) -> str | None:
+    """Why `nsframe serve` will not bind ``host``, or None when it may."""
+    if _is_loopback(host) or credentials_configured:
+        return None
+    return (
+        f"nsframe serve: refusing to bind {host}, an address other machines can "
+        "reach, without credentials: anyone could read and change the data. Configure "
+        f"--api-key KEY, the {API_KEYS_ENV} environment variable or a --config file "
+        "with keys, tokens or jwt, or bind 127.0.0.1."
+    )
 
 
 def _log_requests(level: str) -> None:
@@ -60,26 +43,49 @@ def _log_requests(level: str) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    """``nsframe serve``: the CLI's one way into the server.
+
+    The server is imported here and nowhere else in the CLI, so ``--help``, ``nsframe
+    demo`` and ``import nsframe._cli`` never load starlette, uvicorn or Lance
+    (tests/test_import_boundaries.py allows this import and no other).
+    """
     try:
         import uvicorn
 
-        from nsframe.server import create_app
+        from nsframe.server import _config, _config_file, create_app
     except ImportError:  # pragma: no cover - depends on the install
         print("The server needs its extra: pip install 'nsframe[server]'", file=sys.stderr)
         return 2
+
+    def configure(environ: Mapping[str, str]) -> _config.ServerConfig:
+        """The config from ``--config``, then the environment, then the other flags."""
+        config = (_config_file.load_config_file(args.config, environ) if args.config
+                  else _config.ServerConfig())
+        if args.root is not None:
+            config.root = args.root
+        _config_file.add_keys(config, _config_file.keys_from_env(environ))
+        _config_file.add_keys(config, args.api_key or [])
+        for entry in args.database or []:
+            name, sep, path = entry.partition("=")
+            if not sep or not name.strip() or not path.strip():
+                raise ValueError(f"--database takes NAME=PATH, got {entry!r}")
+            config.databases[name.strip()] = path.strip()
+        if args.database_from_host:
+            config.database_from_host = True
+        if args.max_json_bytes is not None:
+            config.max_json_bytes = _config.parse_size(args.max_json_bytes)
+        if args.max_body_bytes is not None:
+            config.max_arrow_bytes = _config.parse_size(args.max_body_bytes)
+        return config
+
     try:
-        config = _serve_config(args, os.environ)
+        config = configure(os.environ)
     except (ValueError, TypeError, OSError) as exc:
         print(f"nsframe serve: {exc}", file=sys.stderr)
         return 2
-    if not _is_loopback(args.host) and not config.credentials_configured:
-        print(
-            f"nsframe serve: refusing to bind {args.host}, an address other machines can "
-            "reach, without credentials: anyone could read and change the data. Configure "
-            f"--api-key KEY, the {API_KEYS_ENV} environment variable or a --config file "
-            "with keys, tokens or jwt, or bind 127.0.0.1.",
-            file=sys.stderr,
-        )
+    refusal = _refuse_open_bind(args.host, config.credentials_configured)
+    if refusal:
+        print(refusal, file=sys.stderr)
         return 2
     try:
         app = create_app(config=config)
@@ -112,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default 127.0.0.1; any other address needs "
                        "credentials)")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 2333)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT,
+                       help=f"port (default {DEFAULT_PORT})")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"])
     serve.add_argument("--config", metavar="PATH",
