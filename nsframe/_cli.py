@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-from nsframe._protocol.defaults import API_KEYS_ENV
+from nsframe._protocol.defaults import API_KEYS_ENV, DEFAULT_ROOT
 from nsframe._protocol.routes import DEFAULT_PORT
 
 
@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the REST service")
     serve.add_argument("root", nargs="?", default=None,
-                       help="storage root (default: the config file's, else ./nsframe-data)")
+                       help=f"storage root (default: the config file's, else {DEFAULT_ROOT})")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default 127.0.0.1; any other address needs "
                        "credentials)")
