@@ -9,7 +9,7 @@ import pyarrow as pa
 import requests
 from conftest import ipc_stream, read_ipc_file
 
-from nsframe._spec import ARROW_FILE
+from nsframe._protocol.routes import ARROW_FILE
 
 WORDS = ["apple", "banana", "cherry", "river", "mountain", "quick", "brown", "fox", "lazy",
          "dog", "ocean", "forest", "silver", "garden", "thunder", "candle"]

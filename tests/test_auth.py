@@ -618,8 +618,9 @@ def test_read_only_key_on_every_route(hs_server: RunningServer, tmp_path: Path) 
 
 
 def test_every_route_has_a_template_the_scopes_know(tmp_path: Path) -> None:
-    # A route outside `_spec` would count as a write outside any namespace: refused to
-    # every limited credential. Add its template to `_spec` (and to the reads if it is one).
+    # A route outside `_protocol.routes` would count as a write outside any namespace:
+    # refused to every limited credential. Add its template there (and to the reads if it
+    # is one).
     routes = starlette_of(create_app(config=auth_config(tmp_path, secret=HS_SECRET))).routes
     for route in routes:
         assert isinstance(route, Route)
