@@ -446,7 +446,7 @@ def error_class_for(status: int, code: int | None) -> type[APIError]:
         cls = _BY_CODE[code]
         if cls.status == status or (status == 400 and cls is NamespaceNotFoundError):
             return cls
-        if status in (405, 406) and cls is UnsupportedError:  # the router's 405 uses code 0
+        if status == 405 and cls is UnsupportedError:  # the router's 405 uses code 0
             return cls
     if status in _BY_STATUS:
         return _BY_STATUS[status]
