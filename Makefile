@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test lint typecheck pytest serve bench fuzz clean chromium notebooks notebooks-run lab
+.PHONY: demo test lint typecheck pytest ui serve bench fuzz clean chromium notebooks notebooks-run lab
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -17,18 +17,23 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(VENV)/bin/nsframe demo
 
-test: lint typecheck pytest notebooks
+test: lint typecheck pytest ui notebooks
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check nsframe tests benchmarks
+	$(VENV)/bin/ruff check nsframe tests benchmarks tools
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP) chromium
-	$(VENV)/bin/pytest
+# Everything but the browser (tests/server, tests/client); `make ui` runs the rest.
+pytest: $(STAMP)
+	$(VENV)/bin/pytest -m 'not ui'
 
-# The real-browser test (tests/ui) drives Debian's chromium; nothing downloads a browser.
+# The real-browser test (tests/ui, marker `ui`) drives Debian's chromium; nothing downloads
+# a browser.
+ui: $(STAMP) chromium
+	$(VENV)/bin/pytest -m ui
+
 chromium:
 	@test -x /usr/bin/chromium || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive \

@@ -36,7 +36,7 @@ from _common import (
 )
 
 import nsframe
-from nsframe.server._catalog import Catalog
+from nsframe.server._storage.catalog import Catalog
 
 
 def load(conn: nsframe.Connection, name: str, rows: int) -> nsframe.Table:

@@ -7,7 +7,8 @@ import ipaddress
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from nsframe._protocol.defaults import API_KEYS_ENV, DEFAULT_ROOT
 from nsframe._protocol.routes import DEFAULT_PORT
@@ -42,20 +43,23 @@ def _log_requests(level: str) -> None:
     logger.setLevel(level.upper())
 
 
-def _serve(args: argparse.Namespace) -> int:
-    """``nsframe serve``: the CLI's one way into the server.
+def _server_command(args: argparse.Namespace) -> int:
+    """``nsframe serve`` and ``nsframe gc``: the CLI's one way into the server.
 
     The server is imported here and nowhere else in the CLI, so ``--help``, ``nsframe
     demo`` and ``import nsframe._cli`` never load starlette, uvicorn or Lance
-    (tests/test_import_boundaries.py allows this import and no other).
+    (tests/client/test_import_boundaries.py allows this import and no other).
     """
     try:
-        import uvicorn
-
-        from nsframe.server import _config, _config_file, create_app
+        from nsframe.server import _config, _config_file, collect_garbage, create_app
     except ImportError:  # pragma: no cover - depends on the install
-        print("The server needs its extra: pip install 'nsframe[server]'", file=sys.stderr)
+        print(f"nsframe {args.command} needs the server extra: pip install 'nsframe[server]'",
+              file=sys.stderr)
         return 2
+    if args.command == "gc":
+        garbage = collect_garbage(args.root, apply=args.apply, grace_seconds=args.grace)
+        return _report_garbage(garbage.lines(), len(garbage.folders), len(garbage.keys),
+                               garbage.bytes, applied=args.apply)
 
     def configure(environ: Mapping[str, str]) -> _config.ServerConfig:
         """The config from ``--config``, then the environment, then the other flags."""
@@ -80,26 +84,37 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         config = configure(os.environ)
+        problem = _refuse_open_bind(args.host, config.credentials_configured)
+        app = None if problem else create_app(config=config)
     except (ValueError, TypeError, OSError) as exc:
-        print(f"nsframe serve: {exc}", file=sys.stderr)
+        problem = f"nsframe serve: {exc}"
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
-    refusal = _refuse_open_bind(args.host, config.credentials_configured)
-    if refusal:
-        print(refusal, file=sys.stderr)
-        return 2
-    try:
-        app = create_app(config=config)
-    except (ValueError, TypeError, OSError) as exc:
-        print(f"nsframe serve: {exc}", file=sys.stderr)
-        return 2
+    auth = "credentials required" if config.credentials_configured else "open, no credentials"
+    return _run(app, args, str(config.root), auth)
+
+
+def _run(app: Any, args: argparse.Namespace, root: str, auth: str) -> int:
+    """Serve the ASGI ``app`` until stopped."""
+    import uvicorn
+
     _log_requests(args.log_level)
     where = f"[{args.host}]" if ":" in args.host else args.host
-    auth = "credentials required" if config.credentials_configured else "open, no credentials"
-    print(f"nsframe: serving {config.root} on http://{where}:{args.port} ({auth})",
-          file=sys.stderr)
+    print(f"nsframe: serving {root} on http://{where}:{args.port} ({auth})", file=sys.stderr)
     # Our access log replaces uvicorn's, which would print query strings.
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
                 access_log=False)
+    return 0
+
+
+def _report_garbage(lines: Iterable[str], folders: int, files: int, nbytes: int, *,
+                    applied: bool) -> int:
+    verb = "removed" if applied else "would remove"
+    for line in lines:
+        print(f"{verb} {line}")
+    print(f"nsframe gc: {verb} {folders} folder(s) and {files} file(s), {nbytes} bytes in "
+          "folders" + ("" if applied else "; run again with --apply to remove them"))
     return 0
 
 
@@ -136,7 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="largest Arrow insert body (default 64GiB)")
     serve.add_argument("--max-json-bytes", metavar="SIZE",
                        help="largest JSON body (default 16MiB)")
-    serve.set_defaults(func=_serve)
+    serve.set_defaults(func=_server_command)
+    gc = sub.add_parser("gc", help="find (and with --apply, remove) what crashes left behind")
+    gc.add_argument("root", help="storage root")
+    gc.add_argument("--apply", action="store_true",
+                    help="remove what was found (default: a dry run that only prints it)")
+    gc.add_argument("--grace", type=float, default=3600.0, metavar="SECONDS",
+                    help="leave unreferenced data files younger than this alone, unless a "
+                    "crashed nsframe write made them (default 3600)")
+    gc.set_defaults(func=_server_command)
     demo = sub.add_parser("demo", help="start the embedded server, load a sample, print frames")
     demo.add_argument("root", nargs="?", default=None,
                       help="storage root (default: a temporary directory)")

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import io
-import urllib.parse
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 import requests
 
@@ -45,38 +42,6 @@ def ns(base_url: str, http: requests.Session) -> str:
     resp = http.post(f"{base_url}/v1/namespace/{name}/create", json={})
     assert resp.status_code == 200, resp.text
     return name
-
-
-def ipc_stream(data: pa.Table | pa.RecordBatch | dict[str, Any],
-               schema: pa.Schema | None = None) -> bytes:
-    """Encode ``data`` as an Arrow IPC stream body."""
-    table = data if isinstance(data, pa.Table) else pa.table(data, schema=schema) \
-        if isinstance(data, dict) else pa.Table.from_batches([data])
-    sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue()
-
-
-def read_ipc_file(content: bytes) -> pa.Table:
-    return pa.ipc.open_file(pa.BufferReader(content)).read_all()
-
-
-def assert_error(resp: requests.Response, status: int, code: int | None = None) -> dict[str, Any]:
-    """Check the contract's error body and return it."""
-    assert resp.status_code == status, resp.text
-    body: dict[str, Any] = resp.json()
-    assert body["status"] == status
-    assert body["type"].startswith("/errors/")
-    assert body["title"]
-    assert body["detail"]
-    sent_path = urllib.parse.unquote(urllib.parse.urlsplit(str(resp.request.url)).path)
-    assert urllib.parse.unquote(body["instance"]).rstrip("/") == sent_path.rstrip("/"), body
-    assert body["error"] == body["detail"]
-    if code is not None:
-        assert body["code"] == code, body
-    assert "Traceback" not in resp.text and "/home/" not in resp.text and "/tmp/" not in resp.text
-    return body
 
 
 @pytest.fixture

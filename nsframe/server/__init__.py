@@ -9,5 +9,6 @@ from __future__ import annotations
 from nsframe.server._app import create_app
 from nsframe.server._background import RunningServer, serve_in_thread
 from nsframe.server._config import ServerConfig
+from nsframe.server._storage.maintenance import collect_garbage
 
-__all__ = ["RunningServer", "ServerConfig", "create_app", "serve_in_thread"]
+__all__ = ["RunningServer", "ServerConfig", "collect_garbage", "create_app", "serve_in_thread"]

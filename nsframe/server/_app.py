@@ -13,20 +13,13 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nsframe.exceptions import ERROR_TYPES, APIError
-from nsframe.server import (
-    _auth,
-    _extended,
-    _indexes,
-    _namespaces,
-    _optimize,
-    _query,
-    _tables,
-    _versions,
-)
-from nsframe.server._catalog import Catalog
 from nsframe.server._config import ServerConfig
-from nsframe.server._errors import error_response, handle_api_error, handle_unexpected
-from nsframe.server._transactions import TransactionLog
+from nsframe.server._http.errors import error_response, handle_api_error, handle_unexpected
+from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._routes import ROUTES
+from nsframe.server._security import auth as _auth
+from nsframe.server._storage import gc
+from nsframe.server._storage.catalog import Catalog
 
 
 class StripTrailingSlash:
@@ -80,20 +73,8 @@ def create_app(
     """
     if config is None:
         config = ServerConfig.build(root, **options)
-    routes = [
-        *_namespaces.routes,
-        *_tables.routes,
-        *_query.routes,
-        *_indexes.routes,
-        *_versions.routes,
-        *_extended.routes,
-        *_optimize.routes,
-    ]
-    # `{id}` matches slashes too, so `/v1/namespace/{id}/list` would swallow
-    # `/v1/namespace/a/table/list`: try the routes with more segments first.
-    routes.sort(key=lambda r: -r.path.count("/"))
     app = Starlette(
-        routes=routes,
+        routes=list(ROUTES),
         exception_handlers={
             APIError: handle_api_error,
             HTTPException: handle_http_exception,
@@ -104,6 +85,9 @@ def create_app(
     app.state.catalogs = {"": Catalog(config.root)}
     for name, path in config.databases.items():
         app.state.catalogs[name] = Catalog(path)
+    for catalog in app.state.catalogs.values():
+        # What a crashed server left: its writes' files, half-dropped namespaces.
+        gc.collect(catalog, dry_run=False)
     app.state.transactions = TransactionLog()
     app.state.max_json_bytes = config.max_json_bytes
     app.state.max_arrow_bytes = config.max_arrow_bytes

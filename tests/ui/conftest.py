@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 import nsframe
-
-from ._lab import CHROMIUM, Lab, VersionedTable, running_lab, write_notebook
+from tests.support.lab import CHROMIUM, Lab, VersionedTable, running_lab, write_notebook
 
 
 @pytest.fixture(scope="session")

@@ -6,13 +6,17 @@ import os
 import re
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from ._lab import CHROMIUM_ARGS, NOTEBOOK_CELLS, Lab, VersionedTable
+from tests.support.lab import CHROMIUM_ARGS, NOTEBOOK_CELLS, Lab, VersionedTable
 
 TIMEOUT_MS = 120_000
 RUN_ATTEMPTS = 5
+# Starting JupyterLab and its kernel may take up to LAB_START_TIMEOUT each, and a lost run is
+# tried again RUN_ATTEMPTS times: its own timeouts, which say what was awaited, come first.
+pytestmark = [pytest.mark.ui, pytest.mark.timeout(600)]
 
 
 def _fail_on_raised(errors: Locator) -> None:

@@ -1,0 +1,131 @@
+"""The glue between Starlette and our handlers.
+
+Handlers are plain synchronous functions taking a `Call` (the parsed request) and
+returning a JSON-able dict, or a Response. They run in a worker thread, because Lance
+calls block.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio.to_thread
+from starlette.convertors import PathConvertor, register_url_convertor
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from nsframe._spec import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
+from nsframe.exceptions import InvalidInputError
+from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
+from nsframe.server._http.request import read_json
+from nsframe.server._storage.catalog import Catalog
+
+Handler = Callable[["Call"], Any]
+
+
+class AnythingConvertor(PathConvertor):
+    """Like Starlette's ``path``, but also matches newlines, so that a name holding one
+    reaches `check_name` (a 400 that says why) instead of the router's 404."""
+
+    regex = "(?s:.*)"
+
+
+register_url_convertor("anything", AnythingConvertor())
+
+
+@dataclass
+class Call:
+    """One request, parsed: what every handler needs."""
+
+    request: Request
+    catalog: Catalog
+    delimiter: str
+    id: list[str]
+    body: dict[str, Any]
+    params: QueryParams
+    context: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.delimiter.join(self.id) if self.id else self.delimiter
+
+
+def catalog_for(request: Request) -> Catalog:
+    """The catalog of the database this request addresses (see `_auth`)."""
+    catalog = request.scope.get("nsframe.catalog")
+    if catalog is None:
+        catalog = request.app.state.catalogs[""]
+    assert isinstance(catalog, Catalog)
+    return catalog
+
+
+def request_context(request: Request, body: dict[str, Any]) -> dict[str, str]:
+    """`context` entries: body first, then `x-lance-ctx-*`, then `x-service-ctx-*` headers."""
+    context: dict[str, str] = {}
+    raw = body.get("context")
+    if raw is not None:
+        if not isinstance(raw, dict):
+            raise InvalidInputError("The member 'context' must be a JSON object of strings.")
+        context.update({str(k): str(v) for k, v in raw.items()})
+    for prefix in (LEGACY_CONTEXT_HEADER_PREFIX, CONTEXT_HEADER_PREFIX):
+        for name, value in request.headers.items():
+            if name.startswith(prefix) and len(name) > len(prefix):
+                context[name[len(prefix):]] = value
+    return context
+
+
+def check_utf8_path(request: Request) -> None:
+    """400 for a path that is not UTF-8 once percent-decoded.
+
+    The server decodes such bytes as U+FFFD, so `a%FF` and `a%FE` would both name the
+    object `a\ufffd`.
+    """
+    raw = request.scope.get("raw_path")
+    if not raw:
+        return
+    try:
+        urllib.parse.unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            "The request path is not valid UTF-8 once percent-decoded: encode names as UTF-8."
+        ) from exc
+
+
+def endpoint(handler: Handler, *, json_body: bool = True, has_id: bool = True,
+             in_thread: bool = True) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap ``handler`` as a Starlette endpoint.
+
+    ``json_body=False`` leaves the body unread (Arrow streams are read by the handler).
+    """
+
+    async def run(request: Request) -> Response:
+        check_utf8_path(request)
+        delimiter = get_delimiter(request.query_params)
+        ident = parse_id(request.path_params["id"], delimiter) if has_id else []
+        body = await read_json(request) if json_body else {}
+        if json_body:
+            check_body_id(body, ident, delimiter)
+        call = Call(
+            request=request,
+            catalog=catalog_for(request),
+            delimiter=delimiter,
+            id=ident,
+            body=body,
+            params=request.query_params,
+            context=request_context(request, body),
+        )
+        request.scope["nsframe.context"] = call.context
+        result = await anyio.to_thread.run_sync(handler, call) if in_thread else handler(call)
+        if isinstance(result, Response):
+            return result
+        return JSONResponse(result)
+
+    run.__name__ = handler.__name__
+    run.__doc__ = handler.__doc__
+    return run
+
+

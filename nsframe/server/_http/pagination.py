@@ -1,0 +1,74 @@
+"""Page tokens and limits, following SEED_SPEC.md's pagination rules.
+
+`limit` is an inclusive upper bound; a response carries a `page_token` whenever items
+remain; the token is opaque (base64 of the last name returned) and a missing, null or
+empty token ends the listing.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+
+from nsframe.exceptions import InvalidInputError
+from nsframe.server._http.handler import Call
+from nsframe.server._http.request import get_str
+
+MAX_PAGE_SIZE = 1000
+_FROM_URLSAFE = str.maketrans("-_", "+/")
+
+
+def _decode(token: str) -> str:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        # validate=True: a token with characters outside the alphabet is refused, not
+        # silently shortened into some other position in the listing.
+        standard = padded.translate(_FROM_URLSAFE).encode("ascii")
+        return base64.b64decode(standard, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"The page_token {token!r} is not one this server issued: send back the "
+            "page_token of the previous response unchanged."
+        ) from exc
+
+
+def encode_token(name: str) -> str:
+    return base64.urlsafe_b64encode(name.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def parse_limit(raw: object) -> int | None:
+    """`limit` from a query string or a JSON body; None means the server's page size."""
+    if raw is None or raw == "":
+        return None
+    try:
+        limit = int(str(raw)) if not isinstance(raw, bool) else None
+    except ValueError:
+        limit = None
+    if limit is None or limit < 0:
+        raise InvalidInputError(f"limit must be an integer >= 0, got {raw!r}.")
+    return limit or None
+
+
+def paginate(
+    names: Sequence[str], page_token: str | None, limit: int | None
+) -> tuple[list[str], str | None]:
+    """One page of sorted ``names`` after ``page_token``, and the token of the next page."""
+    ordered = sorted(names)
+    if page_token:
+        after = _decode(page_token)
+        ordered = [n for n in ordered if n > after]
+    size = min(limit or MAX_PAGE_SIZE, MAX_PAGE_SIZE)
+    page = ordered[:size]
+    next_token = encode_token(page[-1]) if len(ordered) > size else None
+    return page, next_token
+
+def page_args(call: Call) -> tuple[str | None, int | None]:
+    """``page_token`` and ``limit``: query parameters, else members of a JSON body."""
+    token = call.params.get("page_token")
+    if token is None:
+        token = get_str(call.body, "page_token")
+    raw_limit: object = call.params.get("limit")
+    if raw_limit is None:
+        raw_limit = call.body.get("limit")
+    return token, parse_limit(raw_limit)

@@ -1,0 +1,153 @@
+"""Query results on the wire: an Arrow IPC file, streamed batch by batch.
+
+The IPC file format puts its footer last, so a writer can emit each batch as soon as
+Lance produces it. The first batches are read inside the handler, where a Lance error
+(a bad filter, say) can still become a 400; a result that fits in `INLINE_BYTES` goes
+out as one plain body, anything larger streams.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio.to_thread
+import pyarrow as pa
+from starlette.responses import Response, StreamingResponse
+
+from nsframe._spec import ARROW_FILE
+from nsframe.server._storage.errors import lance_errors, log
+
+INLINE_BYTES = 4 << 20
+# Writes smaller than this are joined before sending; larger ones go out as they are.
+SMALL_PIECE_BYTES = 64 << 10
+
+
+class _ChunkSink:
+    """A write-only file object that hands out what was written since the last drain."""
+
+    def __init__(self) -> None:
+        # pyarrow hands column buffers over as immutable `pa.Buffer`s: keep them as they
+        # are, so that each byte is copied once (in `drain`), not twice.
+        self._chunks: list[Any] = []
+        self._position = 0
+        self.closed = False
+
+    def write(self, data: Any) -> int:
+        if not isinstance(data, (bytes, pa.Buffer)):
+            data = bytes(data)  # a view pyarrow might reuse: copy it now
+        size = memoryview(data).nbytes
+        self._chunks.append(data)
+        self._position += size
+        return size
+
+    def tell(self) -> int:
+        return self._position
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+    def drain(self) -> bytes:
+        out = b"".join(self._chunks)
+        self._chunks.clear()
+        return out
+
+    def drain_pieces(self) -> list[bytes | memoryview]:
+        """What was written, without joining large buffers: each byte is then copied
+        only where the HTTP layer frames it. Small pieces (message headers, padding)
+        are joined, so that each batch makes a few sends, not dozens."""
+        out: list[bytes | memoryview] = []
+        small: list[Any] = []
+        for chunk in self._chunks:
+            view = memoryview(chunk)
+            if view.nbytes < SMALL_PIECE_BYTES:
+                small.append(view)
+                continue
+            if small:
+                out.append(b"".join(small))
+                small.clear()
+            out.append(view)
+        if small:
+            out.append(b"".join(small))
+        self._chunks.clear()
+        return out
+
+
+def _has_dictionary(t: pa.DataType) -> bool:
+    if pa.types.is_dictionary(t):
+        return True
+    return any(_has_dictionary(t.field(i).type) for i in range(t.num_fields))
+
+
+def arrow_file_response(reader: pa.RecordBatchReader, context: str) -> Response:
+    """Send ``reader`` as an IPC file; errors before the first bytes leave become 4xx."""
+    if any(_has_dictionary(field.type) for field in reader.schema):
+        # Batches written at different times carry different dictionaries (a pandas
+        # categorical inserted twice), and an IPC file allows one dictionary per field:
+        # such a result is unified whole before it is written.
+        with lance_errors(context):
+            return table_response(reader.read_all())
+    sink = _ChunkSink()
+    writer = pa.ipc.new_file(sink, reader.schema)
+    head: list[bytes] = []
+    size = 0
+    with lance_errors(context):
+        for batch in reader:
+            writer.write_batch(batch)
+            chunk = sink.drain()
+            head.append(chunk)
+            size += len(chunk)
+            if size > INLINE_BYTES:
+                return StreamingResponse(
+                    _stream_rest(head, _Rest(reader, writer, sink)), media_type=ARROW_FILE
+                )
+    writer.close()
+    head.append(sink.drain())
+    return Response(b"".join(head), media_type=ARROW_FILE)
+
+
+async def _stream_rest(head: list[bytes], rest: _Rest) -> AsyncIterator[bytes | memoryview]:
+    # An async generator: one trip to a worker thread per batch (Lance blocks), then
+    # its pieces go out from the event loop without further thread switches.
+    yield b"".join(head)
+    try:
+        while pieces := await anyio.to_thread.run_sync(rest.next_pieces):
+            for piece in pieces:
+                yield piece
+    except Exception:
+        # The status line is gone; a truncated body (no footer) is what the client sees.
+        log.exception("query result stream failed")
+        raise
+
+
+class _Rest:
+    """The batches of a result not yet sent, and the writer that frames them."""
+
+    def __init__(self, reader: pa.RecordBatchReader, writer: Any, sink: _ChunkSink) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.sink = sink
+        self.done = False
+
+    def next_pieces(self) -> list[bytes | memoryview]:
+        """The IPC bytes of the next batch, or of the footer after the last; [] at the end."""
+        if self.done:
+            return []
+        try:
+            self.writer.write_batch(self.reader.read_next_batch())
+        except StopIteration:
+            self.writer.close()
+            self.done = True
+        return self.sink.drain_pieces()
+
+
+def table_response(table: pa.Table) -> Response:
+    """A small, already materialised result."""
+    sink = _ChunkSink()
+    options = pa.ipc.IpcWriteOptions(unify_dictionaries=True)
+    with pa.ipc.new_file(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+    return Response(sink.drain(), media_type=ARROW_FILE)

@@ -1,0 +1,57 @@
+"""The route table's building block: a route that declares what it does.
+
+Each `ApiRoute` names its operation and whether it reads or writes; the security layer
+reads that declaration to authorize a request, so there is no second router.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from starlette.routing import Match, Route
+from starlette.types import Scope
+
+from nsframe.server._http.handler import Handler, endpoint
+
+Access = Literal["read", "write"]
+
+
+class ApiRoute(Route):
+    """A Starlette route for a `_spec` template, with its access declared.
+
+    ``{id}`` matches any text, slashes too, so that a name holding an encoded slash
+    reaches `check_name` (a 400 that says why). A literal slash is a path segment: a
+    request whose raw path has more segments than the template is not this route, so
+    `/v1/table/t/version/create` is the router's 404, not table ``t/version``'s create.
+    """
+
+    def __init__(self, template: str, handler: Handler, access: Access, *,
+                 methods: tuple[str, ...] = ("POST",), namespaced: bool = True,
+                 **options: Any) -> None:
+        self.template = template
+        self.access = access
+        self.operation = handler.__name__
+        # Whether `{id}` is a namespace or table identifier (a transaction id is not).
+        self.namespaced = namespaced
+        self.segments = template.count("/")
+        path = template.replace("{id}", "{id:anything}")
+        super().__init__(path, endpoint(handler, **options), methods=list(methods),
+                         name=handler.__name__)
+
+    @property
+    def write(self) -> bool:
+        return self.access == "write"
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        match, child = super().matches(scope)
+        if match is not Match.NONE and raw_segments(scope) != self.segments:
+            return Match.NONE, {}
+        return match, child
+
+
+def raw_segments(scope: Scope) -> int:
+    """How many `/` the request path has before percent-decoding."""
+    raw: bytes | None = scope.get("raw_path")
+    if raw is None:
+        return str(scope["path"]).count("/")
+    return raw.split(b"?", 1)[0].count(b"/")

@@ -1,0 +1,269 @@
+"""Table operations: create, declare, list, describe, exists, drop, count, stats, insert,
+delete."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lance.dataset import LanceDataset
+from starlette.responses import Response
+
+from nsframe import _spec
+from nsframe.exceptions import (
+    BranchNotFoundError,
+    InvalidInputError,
+    TableAlreadyExistsError,
+)
+from nsframe.server._http.arrow import (
+    arrow_body,
+    schema_to_base64,
+    schema_to_json,
+)
+from nsframe.server._http.handler import Call
+from nsframe.server._http.ids import format_id
+from nsframe.server._http.pagination import paginate, parse_limit
+from nsframe.server._http.request import (
+    get_int,
+    get_str,
+    normalize_choice,
+    query_bool,
+    query_int,
+    whole_condition,
+)
+from nsframe.server._storage.catalog import normalize_branch
+from nsframe.server._storage.errors import lance_errors
+from nsframe.server._storage.writes import (
+    DEFAULT_TARGET_ROWS,
+    first_insert,
+    write_batches,
+)
+from nsframe.server._storage.writes import (
+    create_table as create_new_table,
+)
+
+CREATE_MODES = ("Create", "ExistOk", "Overwrite")
+INSERT_MODES = ("Append", "Overwrite")
+
+
+# ----------------------------------------------------------------------- writing
+def create_table(call: Call) -> dict[str, Any]:
+    mode = normalize_choice(call.params.get("mode"), "mode", CREATE_MODES, "Create")
+    properties = _properties_param(call)
+    catalog = call.catalog
+    catalog.table_folder(call.id, for_child=True)  # 404 before reading the body
+    current = catalog.find_table(call.id)
+    if current is not None and current.state == "created":
+        if mode == "Create":
+            raise TableAlreadyExistsError(
+                f"Table {call.label!r} already exists: use mode exist_ok to open it or "
+                "overwrite to replace it."
+            )
+        if mode == "ExistOk":
+            ds = catalog.dataset(current)
+            return {"version": ds.version, "properties": catalog.table_properties(current)}
+        with arrow_body(call.request) as stream:
+            ds, rows = write_batches(catalog, current, stream, mode="overwrite",
+                                     label=call.label)
+        if properties is not None:
+            catalog.set_table_properties(current, properties)
+        return {"version": ds.version, "num_inserted_rows": rows,
+                "properties": catalog.table_properties(catalog.require_table(call.id))}
+    # A declared table keeps its properties unless the create names new ones.
+    if properties is None:
+        properties = catalog.table_properties(current) if current is not None else {}
+    with arrow_body(call.request) as stream:
+        ds, rows = create_new_table(catalog, call.id, stream, label=call.label,
+                                    previous=catalog.latest_entry(call.id)
+                                    if current is None else current.entry,
+                                    properties=properties)
+    return {"version": ds.version, "num_inserted_rows": rows, "properties": properties}
+
+
+def _properties_param(call: Call) -> dict[str, str] | None:
+    raw = call.params.get("properties")
+    if not raw:
+        return None
+    try:
+        props = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"The properties parameter is not JSON: {exc}.") from exc
+    if not isinstance(props, dict) or not all(isinstance(v, str) for v in props.values()):
+        raise InvalidInputError("The properties parameter must be a JSON object of strings.")
+    return props
+
+
+def declare_table(call: Call) -> dict[str, Any]:
+    properties = call.body.get("properties")
+    if properties is not None and not isinstance(properties, dict):
+        raise InvalidInputError("The member 'properties' must be a JSON object of strings.")
+    ref = call.catalog.declare_table(
+        call.id, {str(k): str(v) for k, v in (properties or {}).items()})
+    return {"properties": call.catalog.table_properties(ref)}
+
+
+def insert(call: Call) -> dict[str, Any]:
+    mode = normalize_choice(call.params.get("mode"), "mode", INSERT_MODES, "Append")
+    branch = call.params.get("branch")
+    ref = call.catalog.require_table(call.id, allow_declared=True)
+    if ref.state == "declared":
+        if normalize_branch(branch) is not None:
+            raise BranchNotFoundError(
+                f"Table {call.label!r} is only declared, so it has no branch {branch!r}: "
+                "insert into the main branch first."
+            )
+        with arrow_body(call.request) as stream:
+            ds, rows = first_insert(call.catalog, ref, stream, label=call.label)
+        return {"version": ds.version, "num_inserted_rows": rows}
+    with arrow_body(call.request) as stream:
+        ds, rows = write_batches(call.catalog, ref, stream, mode=mode.lower(),
+                                 label=call.label, branch=branch)
+    return {"version": ds.version, "num_inserted_rows": rows}
+
+
+# ----------------------------------------------------------------------- reading
+def list_tables(call: Call) -> dict[str, Any]:
+    include_declared = query_bool(call.params, "include_declared", True)
+    names = call.catalog.list_tables(call.id, include_declared=include_declared)
+    page, token = paginate(
+        names, call.params.get("page_token"), parse_limit(call.params.get("limit"))
+    )
+    return {"tables": page, "page_token": token}
+
+
+def list_all_tables(call: Call) -> dict[str, Any]:
+    names = [format_id(parts, call.delimiter) for parts in call.catalog.walk_tables([])]
+    page, token = paginate(
+        names, call.params.get("page_token"), parse_limit(call.params.get("limit"))
+    )
+    return {"tables": page, "page_token": token}
+
+
+def describe_table(call: Call) -> dict[str, Any]:
+    catalog = call.catalog
+    ref = catalog.require_table(call.id, allow_declared=True)
+    base = {"table": ref.name, "namespace": call.id[:-1],
+            "properties": catalog.table_properties(ref)}
+    if ref.state == "declared":
+        return {**base, "is_only_declared": True, "schema": None, "version": None}
+    version = get_int(call.body, "version")
+    branch = get_str(call.body, "branch")
+    ds = catalog.dataset(ref, branch=branch, version=version)
+    return {**base, **describe_dataset(ds), "location": ref.uri, "is_only_declared": False}
+
+
+def describe_dataset(ds: LanceDataset) -> dict[str, Any]:
+    """Version, schema and row statistics, from the manifest already in memory."""
+    summary, num_rows = version_summary(ds)
+    return {
+        "version": ds.version,
+        "schema": schema_to_json(ds.schema),
+        "arrow_schema": schema_to_base64(ds.schema),
+        "stats": {
+            "num_rows": num_rows,
+            "num_deleted_rows": int(summary.get("total_deletion_file_rows", 0)),
+            "num_fragments": int(summary.get("total_fragments", 0)),
+        },
+        "metadata": {str(k): str(v) for k, v in summary.items()},
+    }
+
+
+def version_summary(ds: LanceDataset) -> tuple[dict[str, Any], int]:
+    """The manifest's summary of this version (``total_rows``, ``total_files_size``, ...)
+    and its number of rows: the summary's, counted only when the summary lacks it."""
+    summary: dict[str, Any] = ds.get_version().get("metadata") or {}
+    num_rows = int(summary["total_rows"]) if "total_rows" in summary else ds.count_rows()
+    return summary, num_rows
+
+
+def table_exists(call: Call) -> Response:
+    call.catalog.require_table(call.id, allow_declared=True)
+    return Response(status_code=200)
+
+
+def drop_table(call: Call) -> dict[str, Any]:
+    ref = call.catalog.require_table(call.id, allow_declared=True)
+    call.catalog.drop_table(ref)
+    return {"id": call.id}
+
+
+def count_rows(call: Call) -> Response:
+    source: Any = call.body
+    if call.request.method == "GET":
+        source = {
+            "predicate": call.params.get("predicate") or call.params.get("filter"),
+            "version": query_int(call.params, "version"),
+            "branch": call.params.get("branch"),
+        }
+    predicate = get_str(source, "predicate") or get_str(source, "filter")
+    ds = call.catalog.dataset(
+        call.catalog.require_table(call.id),
+        branch=get_str(source, "branch"),
+        version=get_int(source, "version"),
+    )
+    with lance_errors(f"The predicate {predicate!r} is not valid"):
+        n = ds.count_rows(filter=whole_condition(predicate)) if predicate else ds.count_rows()
+    return Response(json.dumps(n), media_type=_spec.JSON)
+
+
+def table_stats(call: Call) -> dict[str, Any]:
+    """`GetTableStats`, LanceDB's `Table.stats()`: size, rows, indexes and fragment layout
+    of the latest version of a branch.
+
+    Computed as LanceDB computes it: fragment ``lengths`` are physical rows (deleted rows
+    count until compaction removes them), percentiles are nearest-rank (the value at index
+    ``n * p // 100`` of the sorted lengths), the mean is rounded down. A fragment is small
+    when `optimize` would compact it for its size: fewer rows than its default target.
+    ``total_bytes`` is the size of the version's data files, from the manifest.
+    """
+    source: Any = call.body
+    if call.request.method == "GET":
+        source = {"branch": call.params.get("branch")}
+    ds = call.catalog.dataset(call.catalog.require_table(call.id),
+                              branch=get_str(source, "branch"))
+    with lance_errors(f"Reading the statistics of table {call.label!r} failed"):
+        fragments = ds.get_fragments()
+        lengths = sorted(f.physical_rows for f in fragments)
+        num_indices = len(ds.describe_indices())
+        # The manifest's summary; computed from the fragments where it lacks a member.
+        summary, num_rows = version_summary(ds)
+        total_bytes = int(summary["total_files_size"]) if "total_files_size" in summary \
+            else sum(d.file_size_bytes or 0 for f in fragments for d in f.metadata.files)
+    # A table without fragments reports zeros, as one empty fragment would.
+    spread = lengths or [0]
+    n = len(spread)
+    return {
+        "total_bytes": total_bytes,
+        "num_rows": num_rows,
+        "num_indices": num_indices,
+        "fragment_stats": {
+            "num_fragments": len(lengths),
+            "num_small_fragments": sum(1 for rows in lengths if rows < DEFAULT_TARGET_ROWS),
+            "lengths": {
+                "min": spread[0],
+                "max": spread[-1],
+                "mean": sum(spread) // n,
+                **{f"p{p}": spread[n * p // 100] for p in (25, 50, 75, 99)},
+            },
+        },
+    }
+
+
+# ---------------------------------------------------------------------- deleting
+def delete(call: Call) -> dict[str, Any]:
+    predicate = get_str(call.body, "predicate", min_length=1)
+    if predicate is None or not predicate.strip():
+        raise InvalidInputError(
+            "The member 'predicate' is required: give a SQL condition such as \"id = 3\". "
+            "To delete every row, send \"true\"."
+        )
+    branch = get_str(call.body, "branch")
+    catalog = call.catalog
+    ref = catalog.require_table(call.id)
+    # A dataset object of its own: the cached ones are shared by concurrent readers.
+    ds = catalog.dataset(ref, branch=branch)
+    with lance_errors(f"The predicate {predicate!r} is not valid"):
+        result = ds.delete(whole_condition(predicate))
+    catalog.remember(ref, branch, ds)
+    deleted = result.get("num_deleted_rows") if isinstance(result, dict) else None
+    return {"version": ds.version, "num_deleted_rows": deleted}

@@ -1,0 +1,161 @@
+"""Table versions: list, describe, restore; and transaction lookup.
+
+A version belongs to a branch: the main branch's versions are numbered from 1, and a
+branch's line starts at the version it was created from (see `docs/versions.md`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from lance.dataset import LanceDataset
+
+from nsframe.exceptions import VersionNotFoundError
+from nsframe.server._http.handler import Call
+from nsframe.server._http.pagination import page_args, paginate
+from nsframe.server._http.request import get_bool, get_int, get_str, query_bool
+from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
+from nsframe.server._storage.errors import lance_errors
+
+log = logging.getLogger("nsframe.server")
+
+U64_MAX = 2**64 - 1
+# Version numbers become fixed-width keys, so that `paginate`'s string order is numeric.
+KEY_WIDTH = 20
+
+
+# ------------------------------------------------------------------ version entries
+def branch_root(ref: TableRef, branch: str | None) -> Path:
+    """The directory holding ``branch``'s manifests (Lance keeps branches under tree/)."""
+    name = normalize_branch(branch)
+    return ref.path if name is None else ref.path.joinpath("tree", *name.split("/"))
+
+
+def manifest_file(ref: TableRef, branch: str | None, version: int) -> Path | None:
+    """The manifest of ``version``: Lance's V2 (inverted) naming first, then V1."""
+    versions_dir = branch_root(ref, branch) / "_versions"
+    for name in (f"{U64_MAX - version:0{KEY_WIDTH}d}.manifest", f"{version}.manifest"):
+        candidate = versions_dir / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def operation_of(ds: LanceDataset, version: int) -> dict[str, str]:
+    """What ``version`` did, from its transaction file, where Lance kept one."""
+    try:
+        txn = ds.read_transaction(version)
+    except Exception:  # an unreadable transaction only loses the annotation
+        log.debug("no transaction for version %s", version, exc_info=True)
+        return {}
+    if txn is None:
+        return {}
+    op = txn.operation
+    found = {"operation": type(op).__name__, "read_version": str(txn.read_version)}
+    predicate = getattr(op, "predicate", None)
+    if isinstance(predicate, str):
+        found["predicate"] = predicate
+    restored = getattr(op, "version", None)
+    if type(op).__name__ == "Restore" and isinstance(restored, int):
+        found["restored_version"] = str(restored)
+    return found
+
+
+def version_entry(
+    ref: TableRef, branch: str | None, ds: LanceDataset, info: Mapping[str, Any]
+) -> dict[str, Any]:
+    """One `TableVersion` of the upstream spec, with what the version did in metadata."""
+    number = int(info["version"])
+    stamp = info["timestamp"]
+    millis = int(stamp.timestamp() * 1000) if isinstance(stamp, datetime) else int(stamp) // 10**6
+    metadata = {str(k): str(v) for k, v in (info.get("metadata") or {}).items()}
+    metadata.update(operation_of(ds, number))
+    entry: dict[str, Any] = {"version": number, "timestamp_millis": millis}
+    manifest = manifest_file(ref, branch, number)
+    if manifest is not None:
+        entry["manifest_path"] = manifest.relative_to(ref.path).as_posix()
+        entry["manifest_size"] = manifest.stat().st_size
+    entry["branch"] = normalize_branch(branch) or MAIN_BRANCH
+    entry["metadata"] = metadata
+    return entry
+
+
+def _version_key(version: int, descending: bool) -> str:
+    return f"{(U64_MAX - version) if descending else version:0{KEY_WIDTH}d}"
+
+
+def _key_version(key: str, descending: bool) -> int:
+    return U64_MAX - int(key) if descending else int(key)
+
+
+# ----------------------------------------------------------------------- handlers
+def list_versions(call: Call) -> dict[str, Any]:
+    branch = call.params.get("branch") or get_str(call.body, "branch")
+    raw_descending = call.params.get("descending")
+    descending = (
+        query_bool(call.params, "descending", False)
+        if raw_descending is not None
+        else bool(get_bool(call.body, "descending"))
+    )
+    token, limit = page_args(call)
+    ref = call.catalog.require_table(call.id)
+    ds = call.catalog.dataset(ref, branch=branch)
+    # Version numbers come cheaply from the manifest names; only the page's manifests are read.
+    with lance_errors(f"Listing the versions of {call.label!r} failed"):
+        numbers = [int(item["version"]) for item in ds.version_refs()]
+    page, next_token = paginate([_version_key(v, descending) for v in numbers], token, limit)
+    entries = []
+    for key in page:
+        number = _key_version(key, descending)
+        try:
+            info = ds.checkout_version(number).get_version()
+        except (OSError, ValueError):
+            continue  # cleaned up since it was listed
+        entries.append(version_entry(ref, branch, ds, info))
+    return {"versions": entries, "page_token": next_token}
+
+
+def describe_version(call: Call) -> dict[str, Any]:
+    branch = get_str(call.body, "branch")
+    version = get_int(call.body, "version")
+    ref = call.catalog.require_table(call.id)
+    ds = call.catalog.dataset(ref, branch=branch, version=version)
+    with lance_errors(f"Describing version {ds.version} of {call.label!r} failed"):
+        info = ds.get_version()
+    return {"version": version_entry(ref, branch, ds, info)}
+
+
+def _missing_version(call: Call, version: int, branch: str | None) -> VersionNotFoundError:
+    where = f" on branch {branch!r}" if normalize_branch(branch) else ""
+    return VersionNotFoundError(
+        f"Table {call.label!r} has no version {version}{where}: list versions to see which "
+        "exist (the first is 1)."
+    )
+
+
+def restore(call: Call) -> dict[str, Any]:
+    version = get_int(call.body, "version", required=True)
+    assert version is not None
+    branch = get_str(call.body, "branch")
+    catalog = call.catalog
+    ref = catalog.require_table(call.id)
+    # A dataset object of our own: restoring moves it, and cached ones are shared.
+    target = catalog.dataset(ref, branch=branch)
+    try:
+        target = target.checkout_version(version)
+    except (OSError, ValueError) as exc:
+        raise _missing_version(call, version, branch) from exc
+    with TransactionLog.of(call.request).track(
+        "Restore", table=call.label, branch=normalize_branch(branch) or MAIN_BRANCH,
+        restore_version=version,
+    ) as txn:
+        with lance_errors(f"Restoring {call.label!r} to version {version} failed"):
+            target.restore()  # type: ignore[no-untyped-call]
+        txn.note(version=target.version)
+    catalog.remember(ref, branch, target)
+    return {"transaction_id": txn.id, "version": target.version}

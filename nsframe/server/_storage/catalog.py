@@ -1,0 +1,391 @@
+"""The catalog: which namespaces and tables exist, and where each table's data lives.
+
+Layout under the root (see docs/storage.md)::
+
+    _catalog/<ns uid>/ns/<name>/<gen>.<state>.<uid>.json   child namespaces of <ns uid>
+    _catalog/<ns uid>/t/<name>/<gen>.<state>.<uid>.json    tables of <ns uid>
+    tables/<uid>.lance/                                    one table incarnation (Lance)
+    _nsframe/                                              live servers, writes in flight
+
+Every entry is a generation log (`entries`), changed only by create-if-absent writes,
+so the contract's rules hold with any number of server processes on one root. Two
+identity rules make drops final: a namespace incarnation has its own uid, and its
+children are filed under that uid, so a dropped and re-created namespace starts empty
+whatever a racing writer filed under the old one; a table incarnation has its own data
+folder, so a re-created table never shares files, caches or versions with the old one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from lance.dataset import LanceDataset
+
+from nsframe.exceptions import (
+    ConcurrentModificationError,
+    InvalidInputError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NamespaceNotFoundError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
+from nsframe.server._http.ids import format_id
+from nsframe.server._storage.datasets import DatasetCache
+from nsframe.server._storage.entries import Entries, Entry
+from nsframe.server._storage.leases import Leases
+from nsframe.server._storage.objects import Objects
+
+CATALOG = "_catalog/"
+TABLES = "tables/"
+ROOT_UID = "root"
+MAIN_BRANCH = "main"
+# A drop marks its namespace "dropping" while it checks the contents: creations in it
+# wait for the outcome. A mark older than this was left by a crashed drop.
+DROPPING_SECONDS = 30.0
+LIVE_NAMESPACE = ("active", "dropping")
+LIVE_TABLE = ("declared", "created")
+_SLUG = re.compile(r"[^a-z0-9_]+")
+
+
+def normalize_branch(branch: str | None) -> str | None:
+    """None for the main branch (``None``, ``""`` and ``"main"`` all mean main)."""
+    if branch is None or branch == "" or branch == MAIN_BRANCH:
+        return None
+    return branch
+
+
+@dataclass(frozen=True)
+class Namespace:
+    id: list[str]
+    uid: str
+    entry: Entry | None  # None for the root namespace, which always exists
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A table incarnation: its identifier, its catalog entry and where its data is."""
+
+    id: list[str]
+    entry: Entry
+    uri: str  # "" while the table is only declared
+
+    @property
+    def name(self) -> str:
+        return self.id[-1]
+
+    @property
+    def state(self) -> str:
+        return self.entry.state
+
+    @property
+    def key(self) -> str:
+        """The data folder's key under the root."""
+        return table_key(self.entry.uid)
+
+    @property
+    def path(self) -> Path:
+        """The data folder of a table on a local root."""
+        return Path(self.uri)
+
+    def label(self, delimiter: str = "$") -> str:
+        return format_id(self.id, delimiter)
+
+
+def table_key(uid: str) -> str:
+    return f"{TABLES}{uid}.lance"
+
+
+class Catalog:
+    """Namespaces and tables under one storage root."""
+
+    def __init__(self, root: str | os.PathLike[str], *,
+                 storage_options: dict[str, str] | None = None) -> None:
+        self.objects = Objects(root, storage_options)
+        self.root = self.objects.root
+        self.entries = Entries(self.objects)
+        self.leases = Leases(self.objects)
+        self.leases.register()
+        self.datasets = DatasetCache(storage_options)
+        self.session = self.datasets.session
+
+    def close(self) -> None:
+        self.leases.close()
+
+    # ----------------------------------------------------------------- namespaces
+    @staticmethod
+    def _ns_folder(parent_uid: str, name: str) -> str:
+        return f"{CATALOG}{parent_uid}/ns/{name}/"
+
+    @staticmethod
+    def _table_folder(ns_uid: str, name: str) -> str:
+        return f"{CATALOG}{ns_uid}/t/{name}/"
+
+    def find_namespace(self, parts: list[str]) -> Namespace | None:
+        uid, entry = ROOT_UID, None
+        for depth, name in enumerate(parts):
+            entry = self.entries.latest(self._ns_folder(uid, name))
+            if entry is None or entry.state not in LIVE_NAMESPACE:
+                return None
+            uid = entry.uid
+            if depth == len(parts) - 1:
+                break
+        return Namespace(parts, uid, entry)
+
+    def namespace_exists(self, parts: list[str]) -> bool:
+        return self.find_namespace(parts) is not None
+
+    def require_namespace(self, parts: list[str], *, status: int | None = None,
+                          for_child: bool = False) -> Namespace:
+        """The namespace ``parts``; ``for_child``: one a new child may be filed under."""
+        ns = self.find_namespace(parts)
+        if ns is None:
+            raise NamespaceNotFoundError(
+                f"Namespace {format_id(parts)!r} does not exist: create it first.",
+                status=status,
+            )
+        if for_child and self.being_dropped(ns.entry):
+            raise ConcurrentModificationError(
+                f"Namespace {format_id(parts)!r} is being dropped: retry once the drop "
+                "has finished."
+            )
+        return ns
+
+    def namespace_properties(self, parts: list[str]) -> dict[str, str]:
+        ns = self.require_namespace(parts)
+        return self._properties(ns.entry)
+
+    def _properties(self, entry: Entry | None) -> dict[str, str]:
+        if entry is None:
+            return {}
+        return dict(self.entries.body(entry).get("properties") or {})
+
+    def create_namespace(
+        self, parts: list[str], mode: str, properties: dict[str, str] | None
+    ) -> dict[str, str]:
+        if not parts:
+            if mode == "Create":
+                raise NamespaceAlreadyExistsError("The root namespace always exists.")
+            return {}
+        parent = self.require_namespace(parts[:-1], for_child=True)
+        folder = self._ns_folder(parent.uid, parts[-1])
+        while True:
+            current = self.entries.latest(folder)
+            exists = current is not None and current.state in LIVE_NAMESPACE
+            if exists and mode == "Create":
+                raise NamespaceAlreadyExistsError(
+                    f"Namespace {format_id(parts)!r} already exists: use mode ExistOk to "
+                    "reuse it or Overwrite to replace its properties."
+                )
+            if exists and mode == "ExistOk":
+                return self._properties(current)
+            uid = current.uid if exists and current is not None else _new_uid()
+            written = self.entries.advance(folder, current, "active", uid,
+                                           {"properties": properties or {}})
+            if written is not None:
+                self._confirm_parent(parent, folder, written)
+                return dict(properties or {})
+
+    def _confirm_parent(self, parent: Namespace, folder: str, written: Entry) -> None:
+        """Withdraw ``written`` (a new child of ``parent``) if the parent was dropped, or
+        began a drop, before the child was filed: a drop never misses a child it
+        acknowledged, and a child never outlives its namespace."""
+        if parent.entry is None:
+            return
+        now = self.find_namespace(parent.id)
+        if now is not None and now.uid == parent.uid and not self.being_dropped(now.entry):
+            return
+        self.entries.advance(folder, written, "dropped", written.uid, {})
+        raise NamespaceNotFoundError(
+            f"Namespace {format_id(parent.id)!r} was dropped while this request ran: "
+            "nothing was created."
+        )
+
+    def list_namespaces(self, parts: list[str]) -> list[str]:
+        ns = self.require_namespace(parts)
+        return self._live_children(ns.uid, "ns", LIVE_NAMESPACE)
+
+    def _live_children(self, uid: str, kind: str, live: tuple[str, ...]) -> list[str]:
+        below = self.entries.latest_below(f"{CATALOG}{uid}/{kind}/")
+        return sorted(name for name, entry in below.items() if entry.state in live)
+
+    def drop_namespace(self, parts: list[str], behavior: str) -> dict[str, str]:
+        if not parts:
+            raise InvalidInputError("The root namespace cannot be dropped.")
+        ns = self.require_namespace(parts)
+        assert ns.entry is not None
+        parent = self.find_namespace(parts[:-1])
+        folder = self._ns_folder(parent.uid if parent else ROOT_UID, parts[-1])
+        properties = self._properties(ns.entry)
+        marked = self.entries.advance(folder, ns.entry, "dropping", ns.uid,
+                                      {"properties": properties, "by": self.leases.server_id})
+        if marked is None:
+            raise _changed(parts)
+        children = self._live_children(ns.uid, "ns", LIVE_NAMESPACE)
+        tables = self._live_children(ns.uid, "t", LIVE_TABLE)
+        if (children or tables) and behavior == "Restrict":
+            self.entries.advance(folder, marked, "active", ns.uid, {"properties": properties})
+            raise NamespaceNotEmptyError(
+                f"Namespace {format_id(parts)!r} holds {len(tables)} table(s) and "
+                f"{len(children)} namespace(s): drop them first, or use behavior Cascade."
+            )
+        # One write makes the namespace and everything below it unreachable; the data
+        # goes afterwards, and what a crash leaves of it is collected at start-up.
+        if self.entries.advance(folder, marked, "dropped", ns.uid, {}) is None:
+            raise _changed(parts)
+        self.purge_namespace(ns.uid)
+        return properties
+
+    def purge_namespace(self, uid: str) -> None:
+        """Delete the data and entries filed under a dropped namespace incarnation."""
+        for entry in self.entries.latest_below(f"{CATALOG}{uid}/ns/").values():
+            self.purge_namespace(entry.uid)
+        for entry in self.entries.latest_below(f"{CATALOG}{uid}/t/").values():
+            if entry.state == "created":
+                self.delete_data(entry.uid)
+        self.objects.delete_folder(f"{CATALOG}{uid}/")
+
+    def being_dropped(self, entry: Entry | None) -> bool:
+        if entry is None or entry.state != "dropping":
+            return False
+        body = self.entries.body(entry)
+        if time.time() - float(body.get("at") or 0) >= DROPPING_SECONDS:
+            return False  # a mark left by a drop that stopped
+        return self.leases.alive(str(body.get("by")))
+
+    # --------------------------------------------------------------------- tables
+    def table_folder(self, parts: list[str], *, for_child: bool = False) -> tuple[Namespace, str]:
+        if not parts:
+            raise InvalidInputError("A table identifier needs at least one part: the table name.")
+        ns = self.require_namespace(parts[:-1], for_child=for_child)
+        return ns, self._table_folder(ns.uid, parts[-1])
+
+    def find_table(self, parts: list[str]) -> TableRef | None:
+        _, folder = self.table_folder(parts)
+        entry = self.entries.latest(folder)
+        if entry is None or entry.state not in LIVE_TABLE:
+            return None
+        return self._ref(parts, entry)
+
+    def _ref(self, parts: list[str], entry: Entry) -> TableRef:
+        uri = self.objects.uri(table_key(entry.uid)) if entry.state == "created" else ""
+        return TableRef(parts, entry, uri)
+
+    def table_state(self, parts: list[str]) -> str:
+        """'created', 'declared' or 'missing'."""
+        ref = self.find_table(parts)
+        return "missing" if ref is None else ref.state
+
+    def require_table(self, parts: list[str], *, allow_declared: bool = False) -> TableRef:
+        ref = self.find_table(parts)
+        if ref is None or (ref.state == "declared" and not allow_declared):
+            hint = " (it is only declared: insert data to create it)" if ref else ""
+            raise TableNotFoundError(f"Table {format_id(parts)!r} does not exist{hint}.")
+        return ref
+
+    def table_properties(self, ref: TableRef) -> dict[str, str]:
+        return self._properties(ref.entry)
+
+    def list_tables(self, ns_parts: list[str], *, include_declared: bool = True) -> list[str]:
+        ns = self.require_namespace(ns_parts)
+        live = LIVE_TABLE if include_declared else ("created",)
+        return self._live_children(ns.uid, "t", live)
+
+    def walk_tables(self, ns_parts: list[str]) -> list[list[str]]:
+        """Every table below ``ns_parts``, as full identifiers."""
+        found = [[*ns_parts, t] for t in self.list_tables(ns_parts)]
+        for child in self.list_namespaces(ns_parts):
+            found.extend(self.walk_tables([*ns_parts, child]))
+        return found
+
+    def declare_table(self, parts: list[str], properties: dict[str, str] | None) -> TableRef:
+        ns, folder = self.table_folder(parts, for_child=True)
+        current = self.entries.latest(folder)
+        if current is not None and current.state in LIVE_TABLE:
+            raise TableAlreadyExistsError(f"Table {format_id(parts)!r} already exists.")
+        written = self.entries.advance(folder, current, "declared", "none",
+                                       {"properties": properties or {}})
+        if written is None:
+            raise TableAlreadyExistsError(
+                f"Table {format_id(parts)!r} was created by another request at the same time."
+            )
+        self._confirm_parent(ns, folder, written)
+        return self._ref(parts, written)
+
+    def new_table_uid(self, name: str) -> str:
+        """A fresh data folder name for an incarnation of table ``name``."""
+        slug = _SLUG.sub("_", name.lower())[:40].strip("_") or "t"
+        return f"{slug}-{uuid.uuid4().hex[:16]}"
+
+    def commit_created(self, parts: list[str], previous: Entry | None, uid: str,
+                       properties: dict[str, str]) -> TableRef | None:
+        """File the data folder ``uid`` as table ``parts``, if the entry is still at
+        ``previous``; None if another request changed it first."""
+        ns, folder = self.table_folder(parts, for_child=True)
+        written = self.entries.advance(folder, previous, "created", uid,
+                                       {"properties": properties})
+        if written is None:
+            return None
+        self._confirm_parent(ns, folder, written)
+        return self._ref(parts, written)
+
+    def set_table_properties(self, ref: TableRef, properties: dict[str, str]) -> None:
+        """Replace the properties of table ``ref`` (a conditional write, retried)."""
+        _, folder = self.table_folder(ref.id)
+        current: Entry | None = ref.entry
+        while current is not None and current.state in LIVE_TABLE:
+            if self.entries.advance(folder, current, current.state, current.uid,
+                                    {"properties": properties}) is not None:
+                return
+            current = self.entries.latest(folder)
+        raise TableNotFoundError(f"Table {ref.label()!r} does not exist.")
+
+    def latest_entry(self, parts: list[str]) -> Entry | None:
+        _, folder = self.table_folder(parts)
+        return self.entries.latest(folder)
+
+    def drop_table(self, ref: TableRef) -> None:
+        _, folder = self.table_folder(ref.id)
+        current = ref.entry
+        while self.entries.advance(folder, current, "dropped", current.uid, {}) is None:
+            latest = self.entries.latest(folder)
+            if latest is None or latest.state not in LIVE_TABLE:
+                raise TableNotFoundError(f"Table {ref.label()!r} does not exist.")
+            current = latest
+        if current.state == "created":
+            self.datasets.forget(self.objects.uri(table_key(current.uid)))
+            self.delete_data(current.uid)
+
+    def delete_data(self, uid: str) -> None:
+        self.objects.delete_folder(table_key(uid) + "/")
+
+    # ------------------------------------------------------------------- datasets
+    def dataset(self, ref: TableRef, *, branch: str | None = None,
+                version: int | None = None) -> LanceDataset:
+        """A dataset object of this request's own: the table at the latest version of
+        ``branch``, or at ``version`` of it."""
+        return self.datasets.get(ref.uri, ref.label(), normalize_branch(branch), version)
+
+    def forget(self, ref: TableRef) -> None:
+        """Drop the kept datasets of ``ref`` (after a branch is created or deleted)."""
+        self.datasets.forget(ref.uri)
+
+    def remember(self, ref: TableRef, branch: str | None, ds: LanceDataset) -> None:
+        """Keep ``ds`` (which this request no longer uses) as the newest known state."""
+        self.datasets.remember(ref.uri, normalize_branch(branch), ds)
+
+
+def _new_uid() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def _changed(parts: list[str]) -> ConcurrentModificationError:
+    return ConcurrentModificationError(
+        f"Namespace {format_id(parts)!r} changed while it was being dropped: retry."
+    )
+

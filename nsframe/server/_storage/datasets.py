@@ -1,0 +1,84 @@
+"""Opened Lance datasets, kept between requests but never shared by two of them.
+
+Opening a dataset and its indexes costs milliseconds, so the newest opened state of each
+(table incarnation, branch) is kept, with one `lance.Session` for index and metadata
+caches. A request never uses that kept object: it gets its own by `checkout_version`
+(about a microsecond, no I/O), so a request that mutates its dataset (a tag, a delete)
+cannot disturb another reading the same table. Keys are a table incarnation's location,
+which no other incarnation ever has.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import lance
+from lance.dataset import LanceDataset
+
+from nsframe.exceptions import BranchNotFoundError, TableNotFoundError, VersionNotFoundError
+
+CACHE_SIZE = 128
+
+
+class DatasetCache:
+    def __init__(self, storage_options: dict[str, str] | None = None,
+                 size: int = CACHE_SIZE) -> None:
+        self.session = lance.Session()  # type: ignore[attr-defined]
+        self.storage_options = storage_options or None
+        self._kept: OrderedDict[tuple[str, str | None], LanceDataset] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, uri: str, label: str, branch: str | None,
+            version: int | None) -> LanceDataset:
+        """A dataset object of the caller's own at the latest version of ``branch`` (or
+        at ``version`` of it)."""
+        with self._lock:
+            kept = self._kept.get((uri, branch))
+        if kept is None:
+            kept = self._open(uri, label, branch)
+        else:
+            latest = kept.latest_version
+            if latest != kept.version:
+                kept = kept.checkout_version(latest)
+        self.remember(uri, branch, kept)
+        wanted = kept.version if version is None else version
+        try:
+            return kept.checkout_version(wanted)
+        except (OSError, ValueError) as exc:
+            where = f" on branch {branch!r}" if branch else ""
+            raise VersionNotFoundError(
+                f"Table {label!r} has no version {version}{where}: list versions to see "
+                "which exist."
+            ) from exc
+
+    def _open(self, uri: str, label: str, branch: str | None) -> LanceDataset:
+        try:
+            ds = lance.dataset(uri, session=self.session,
+                               storage_options=self.storage_options)
+        except (OSError, ValueError) as exc:
+            # The table was dropped between the catalog lookup and this open.
+            raise TableNotFoundError(f"Table {label!r} does not exist.") from exc
+        if branch is None:
+            return ds
+        if branch not in ds.branches.list():
+            raise BranchNotFoundError(f"Table {label!r} has no branch {branch!r}: create it first.")
+        return ds.checkout_version((branch, None))
+
+    def remember(self, uri: str, branch: str | None, ds: LanceDataset) -> None:
+        """Keep ``ds`` as the newest known state of ``uri`` on ``branch``."""
+        key = (uri, branch)
+        with self._lock:
+            current = self._kept.get(key)
+            if current is not None and current.version > ds.version:
+                return
+            self._kept[key] = ds
+            self._kept.move_to_end(key)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+
+    def forget(self, uri: str) -> None:
+        with self._lock:
+            for key in [k for k in self._kept if k[0] == uri]:
+                del self._kept[key]

@@ -1,0 +1,144 @@
+"""Storage failures mapped to the contract: Lance and pyarrow exceptions become the
+`nsframe.exceptions` class they mean, with every file path scrubbed from the detail.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from nsframe.exceptions import (
+    APIError,
+    BranchAlreadyExistsError,
+    BranchNotFoundError,
+    ConcurrentModificationError,
+    IndexAlreadyExistsError,
+    InvalidInputError,
+    SchemaMismatchError,
+    ServerError,
+    ServiceUnavailableError,
+    TableAlreadyExistsError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
+)
+
+log = logging.getLogger("nsframe.server")
+
+# ", /home/runner/work/lance/lance/rust/...rs:12:34" and any other absolute path.
+_RUST_LOCATION = re.compile(r",?\s*(location:\s*)?/\S+?\.rs:\d+:\d+")
+_ABS_PATH = re.compile(r"(?:file://)?(?<![\w.])/(?:[^\s,:'\"]+/)+[^\s,:'\"]*")
+_PY_TRACEBACK = re.compile(r"Detail: Python exception: Traceback.*", re.S)
+_TRANSIENT = re.compile(r"timed? ?out|connection (reset|refused|closed)|slow ?down|"
+                        r"temporarily unavailable|too many requests|service unavailable|\b503\b")
+# A storage file missing under a table (its path names the dataset's own folders).
+_GONE = re.compile(r"(not found|no such file).*(\.lance|_versions|/data/|\.manifest)", re.S)
+
+
+# The detail of every 500: what failed is in the server's log, never in the answer.
+UNEXPECTED = "The server failed unexpectedly; the failure is in its log."
+
+
+def unexpected(exc: BaseException, where: str = "") -> ServerError:
+    """The 500 for a failure we did not foresee: logged in full here, opaque to clients."""
+    log.error("unexpected error%s", f" {where}" if where else "", exc_info=exc)
+    return ServerError(UNEXPECTED)
+
+
+def scrub(message: str) -> str:
+    """Remove file paths and source locations from a message meant for a client."""
+    message = _PY_TRACEBACK.sub("", message)
+    message = _RUST_LOCATION.sub("", message)
+    message = _ABS_PATH.sub("<path>", message)
+    return message.strip().rstrip(",").strip()
+
+
+def translate(exc: BaseException) -> APIError:
+    """The contract's error for an exception raised by Lance or pyarrow."""
+    if isinstance(exc, APIError):
+        return exc
+    text = str(exc)
+    lowered = text.lower()
+    detail = scrub(text)
+    if "ref not found" in lowered or ("does not exist" in lowered and "tag" in lowered):
+        if "branch" in lowered:
+            return BranchNotFoundError(detail)
+        return TagNotFoundError(detail)
+    if "ref conflict" in lowered or "already exists" in lowered:
+        if lowered.startswith("lanceerror(index): index name"):
+            # "Index name 'x' already exists[ with different fields]": first, as the
+            # name itself may hold "branch" or "tag".
+            return IndexAlreadyExistsError(detail)
+        if "branch" in lowered:
+            return BranchAlreadyExistsError(detail)
+        if "tag" in lowered:
+            return TagAlreadyExistsError(detail)
+        if "dataset already exists" in lowered:
+            # Another request created the table between our check and our write.
+            return TableAlreadyExistsError(
+                "The table was created by another request at the same time: open it, or "
+                "create with mode exist_ok or overwrite."
+            )
+    if isinstance(exc, OSError) and _TRANSIENT.search(lowered):
+        # The store is overloaded or out of reach for a moment: nothing was committed.
+        return ServiceUnavailableError(
+            "The storage did not answer in time; nothing was changed: retry shortly.",
+            headers={"Retry-After": "1"},
+        )
+    if _GONE.search(lowered):
+        # A file the table referenced a moment ago is gone: the table was dropped, or
+        # cleaned up, while this request read it. Never the caller's input error.
+        return ConcurrentModificationError(
+            "The table changed while this request read it (it was dropped or cleaned up "
+            "meanwhile): retry the request."
+        )
+    if "conflict" in lowered and ("commit" in lowered or "transaction" in lowered):
+        return ConcurrentModificationError(
+            f"Another write to this table committed first ({detail}): retry the request."
+        )
+    if "levenshtein automaton exceeds" in lowered:
+        # An FTS index matches fuzzily through an automaton of bounded size, which a long
+        # word at 2 edits (about 45 letters) outgrows: the request asks too much of it.
+        return InvalidInputError(
+            "A word of the full-text query is too long to match fuzzily with the index at "
+            "this fuzziness: send fuzziness 1 or 0 for it."
+        )
+    if "no field named" in lowered:
+        # DataFusion calls an unknown column in a filter a "Schema error"; it is the
+        # expression that is wrong, not the data, so InvalidInput rather than code 20.
+        return InvalidInputError(detail)
+    if (
+        "different schema" in lowered
+        or "schema error" in lowered
+        or "schema mismatch" in lowered
+        or "marked non-null" in lowered  # nulls sent for a non-nullable column
+    ):
+        return SchemaMismatchError(detail)
+    if (
+        "invalid user input" in lowered
+        or "sql parser error" in lowered
+        or "error parsing" in lowered
+        or "no field named" in lowered
+        or "not found in schema" in lowered
+        or "invalid input" in lowered
+        or isinstance(exc, (ValueError, TypeError))
+    ):
+        return InvalidInputError(detail)
+    return unexpected(exc)
+
+
+@contextmanager
+def lance_errors(context: str = "") -> Iterator[None]:
+    """Translate Lance/pyarrow errors raised inside the block into contract errors."""
+    try:
+        yield
+    except APIError:
+        raise
+    except Exception as exc:
+        error = translate(exc)
+        # The context names what the caller got wrong, so it only prefixes input errors.
+        if context and isinstance(error, InvalidInputError):
+            error.detail = f"{context}: {error.detail}"
+            error.args = (error.detail,)
+        raise error from exc

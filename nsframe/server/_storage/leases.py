@@ -1,0 +1,138 @@
+"""Which servers are alive, and which writes they have in flight.
+
+Several server processes (on one machine or many) may share a root, so leftovers of a
+crashed write can only be told from a write still running by asking who wrote them. Each
+server registers itself under ``_nsframe/servers/`` and renews that record; before it
+writes data a table does not reference yet (a new table's folder, an insert's files) it
+records the write under ``_nsframe/writes/``, and removes the record when the write has
+committed or failed. A record whose server is gone marks data that can be collected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from nsframe.server._storage.objects import Objects
+
+SERVERS = "_nsframe/servers/"
+WRITES = "_nsframe/writes/"
+RENEW_SECONDS = 10.0
+# A server that has not renewed its record for this long is taken for dead.
+EXPIRY_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Server:
+    id: str
+    host: str
+    pid: int
+    renewed: float
+
+    def alive(self, now: float) -> bool:
+        if self.host == socket.gethostname() and not _pid_alive(self.pid):
+            return False
+        return now - self.renewed < EXPIRY_SECONDS
+
+
+@dataclass(frozen=True)
+class Write:
+    key: str
+    server: str
+    location: str
+    started: float
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Leases:
+    """This server's record, its writes in flight, and everyone else's."""
+
+    def __init__(self, objects: Objects) -> None:
+        self.objects = objects
+        self.server_id = uuid.uuid4().hex
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def register(self) -> None:
+        self._renew()
+        self._thread = threading.Thread(target=self._keep_renewing, daemon=True,
+                                        name="nsframe-lease")
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.objects.delete([f"{SERVERS}{self.server_id}.json"])
+
+    def _renew(self) -> None:
+        record = {"host": socket.gethostname(), "pid": os.getpid(), "renewed": time.time()}
+        self.objects.put(f"{SERVERS}{self.server_id}.json", json.dumps(record).encode())
+
+    def _keep_renewing(self) -> None:
+        while not self._stop.wait(RENEW_SECONDS):
+            with contextlib.suppress(OSError):  # a store hiccup: the next renewal retries
+                self._renew()
+
+    @contextmanager
+    def writing(self, location: str) -> Iterator[None]:
+        """Record a write into ``location`` (a table's folder) for the ``with`` block."""
+        key = f"{WRITES}{self.server_id}-{uuid.uuid4().hex}.json"
+        record = {"server": self.server_id, "location": location, "started": time.time()}
+        self.objects.put(key, json.dumps(record).encode())
+        try:
+            yield
+        finally:
+            self.objects.delete([key])
+
+    def store_now(self) -> float:
+        """The store's clock now: the time a file written at this moment would carry."""
+        key = f"{SERVERS}{self.server_id}.clock"
+        self.objects.put(key, b"")
+        stamp = next((o.modified.timestamp() for o in self.objects.walk(key)), time.time())
+        self.objects.delete([key])
+        return stamp
+
+    def alive(self, server_id: str) -> bool:
+        if server_id == self.server_id:
+            return True
+        record = self.servers().get(server_id)
+        return record is not None and record.alive(time.time())
+
+    def servers(self) -> dict[str, Server]:
+        found: dict[str, Server] = {}
+        for obj in self.objects.walk(SERVERS):
+            raw = self.objects.get(obj.key)
+            if raw is None:
+                continue
+            record = json.loads(raw)
+            sid = obj.key[len(SERVERS):].removesuffix(".json")
+            found[sid] = Server(sid, record["host"], int(record["pid"]), float(record["renewed"]))
+        return found
+
+    def writes(self) -> list[Write]:
+        found: list[Write] = []
+        for obj in self.objects.walk(WRITES):
+            raw = self.objects.get(obj.key)
+            if raw is None:
+                continue
+            record = json.loads(raw)
+            # The store's clock, as the files the write makes will carry.
+            found.append(Write(obj.key, record["server"], record["location"],
+                               obj.modified.timestamp()))
+        return found

@@ -1,0 +1,1 @@
+"""nsframe's client side: connections, tables, queries, frames, accessors, widgets, CLI, docs."""

@@ -1,0 +1,1 @@
+"""Scripts that work on the repository (not shipped in the wheel); run them with ``python -m``."""

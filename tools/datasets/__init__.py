@@ -1,0 +1,1 @@
+"""Build ``nsframe/datasets/sample_texts.parquet``: the corpus generator and the embedding run."""
