@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from lance.dataset import LanceDataset
@@ -19,7 +18,7 @@ from nsframe.server._http.handler import Call
 from nsframe.server._http.pagination import page_args, paginate
 from nsframe.server._http.request import get_bool, get_int, get_str, query_bool
 from nsframe.server._http.transactions import TransactionLog
-from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
+from nsframe.server._storage.catalog import MAIN_BRANCH, Manifest, normalize_branch
 from nsframe.server._storage.errors import lance_errors
 
 log = logging.getLogger("nsframe.server")
@@ -30,22 +29,6 @@ KEY_WIDTH = 20
 
 
 # ------------------------------------------------------------------ version entries
-def branch_root(ref: TableRef, branch: str | None) -> Path:
-    """The directory holding ``branch``'s manifests (Lance keeps branches under tree/)."""
-    name = normalize_branch(branch)
-    return ref.path if name is None else ref.path.joinpath("tree", *name.split("/"))
-
-
-def manifest_file(ref: TableRef, branch: str | None, version: int) -> Path | None:
-    """The manifest of ``version``: Lance's V2 (inverted) naming first, then V1."""
-    versions_dir = branch_root(ref, branch) / "_versions"
-    for name in (f"{U64_MAX - version:0{KEY_WIDTH}d}.manifest", f"{version}.manifest"):
-        candidate = versions_dir / name
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def operation_of(ds: LanceDataset, version: int) -> dict[str, str]:
     """What ``version`` did, from its transaction file, where Lance kept one."""
     try:
@@ -67,7 +50,8 @@ def operation_of(ds: LanceDataset, version: int) -> dict[str, str]:
 
 
 def version_entry(
-    ref: TableRef, branch: str | None, ds: LanceDataset, info: Mapping[str, Any]
+    manifests: Mapping[int, Manifest], branch: str | None, ds: LanceDataset,
+    info: Mapping[str, Any],
 ) -> dict[str, Any]:
     """One `TableVersion` of the upstream spec, with what the version did in metadata."""
     number = int(info["version"])
@@ -76,10 +60,10 @@ def version_entry(
     metadata = {str(k): str(v) for k, v in (info.get("metadata") or {}).items()}
     metadata.update(operation_of(ds, number))
     entry: dict[str, Any] = {"version": number, "timestamp_millis": millis}
-    manifest = manifest_file(ref, branch, number)
+    manifest = manifests.get(number)
     if manifest is not None:
-        entry["manifest_path"] = manifest.relative_to(ref.path).as_posix()
-        entry["manifest_size"] = manifest.stat().st_size
+        entry["manifest_path"] = manifest.path
+        entry["manifest_size"] = manifest.size
     entry["branch"] = normalize_branch(branch) or MAIN_BRANCH
     entry["metadata"] = metadata
     return entry
@@ -110,13 +94,14 @@ def list_versions(call: Call) -> dict[str, Any]:
         numbers = [int(item["version"]) for item in ds.version_refs()]
     page, next_token = paginate([_version_key(v, descending) for v in numbers], token, limit)
     entries = []
+    manifests = call.catalog.manifests(ref, branch)
     for key in page:
         number = _key_version(key, descending)
         try:
             info = ds.checkout_version(number).get_version()
         except (OSError, ValueError):
             continue  # cleaned up since it was listed
-        entries.append(version_entry(ref, branch, ds, info))
+        entries.append(version_entry(manifests, branch, ds, info))
     return {"versions": entries, "page_token": next_token}
 
 
@@ -127,7 +112,7 @@ def describe_version(call: Call) -> dict[str, Any]:
     ds = call.catalog.dataset(ref, branch=branch, version=version)
     with lance_errors(f"Describing version {ds.version} of {call.label!r} failed"):
         info = ds.get_version()
-    return {"version": version_entry(ref, branch, ds, info)}
+    return {"version": version_entry(call.catalog.manifests(ref, branch), branch, ds, info)}
 
 
 def _missing_version(call: Call, version: int, branch: str | None) -> VersionNotFoundError:

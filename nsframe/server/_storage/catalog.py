@@ -97,6 +97,18 @@ class TableRef:
         return format_id(self.id, delimiter)
 
 
+@dataclass(frozen=True)
+class Manifest:
+    """A version's manifest file: its path inside the table's folder, and its size."""
+
+    path: str
+    size: int
+
+
+# Lance names V2 manifests by the inverted version, so that the newest lists first.
+_U64_MAX = 2**64 - 1
+
+
 def table_key(uid: str) -> str:
     return f"{TABLES}{uid}.lance"
 
@@ -370,6 +382,22 @@ class Catalog:
         """A dataset object of this request's own: the table at the latest version of
         ``branch``, or at ``version`` of it."""
         return self.datasets.get(ref.uri, ref.label(), normalize_branch(branch), version)
+
+    def manifests(self, ref: TableRef, branch: str | None) -> dict[int, Manifest]:
+        """The manifest of every version of ``branch``, from one listing."""
+        name = normalize_branch(branch)
+        folder = "_versions/" if name is None else f"tree/{name}/_versions/"
+        found: dict[int, Manifest] = {}
+        prefix = f"{ref.key}/"
+        for obj in self.objects.walk(prefix + folder):
+            stem, _, ext = obj.key.rsplit("/", 1)[-1].partition(".")
+            if ext != "manifest" or not stem.isdigit():
+                continue
+            number = int(stem)
+            # 20 digits is V2's inverted naming; shorter names are V1's plain numbers.
+            version = _U64_MAX - number if len(stem) == 20 else number
+            found[version] = Manifest(obj.key[len(prefix):], obj.size)
+        return found
 
     def forget(self, ref: TableRef) -> None:
         """Drop the kept datasets of ``ref`` (after a branch is created or deleted)."""
