@@ -12,8 +12,8 @@ from __future__ import annotations
 import typing as _typing
 
 from nsframe import exceptions
+from nsframe._client import Client
 from nsframe._connection import Connection, connect, get_default, set_default
-from nsframe._http import Client
 from nsframe._models import (
     Branch,
     FragmentStatistics,
@@ -28,13 +28,14 @@ from nsframe._models import (
 )
 from nsframe._namespace import Namespace
 from nsframe._query import Query
-from nsframe._table import ReadOnlyTableError, Table
-from nsframe._upload import PartialWriteError
+from nsframe._table import Table
 from nsframe._version import __version__
 from nsframe.exceptions import (
     APIError,
     NotFoundError,
     NsframeError,
+    PartialWriteError,
+    ReadOnlyTableError,
     RequestTimeoutError,
     TableNotFoundError,
     TransportError,

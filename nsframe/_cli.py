@@ -7,15 +7,11 @@ import ipaddress
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from nsframe._spec import DEFAULT_PORT
-
-if TYPE_CHECKING:
-    from nsframe.server import ServerConfig
-
-API_KEYS_ENV = "NSFRAME_API_KEYS"
+from nsframe._protocol.defaults import API_KEYS_ENV, DEFAULT_ROOT
+from nsframe._protocol.routes import DEFAULT_PORT
 
 
 def _is_loopback(host: str) -> bool:
@@ -27,28 +23,16 @@ def _is_loopback(host: str) -> bool:
         return False  # a host name: it may resolve to anything
 
 
-def _serve_config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfig:
-    """The config from ``--config``, then the environment, then the other flags."""
-    from nsframe.server._config import ServerConfig, parse_size
-    from nsframe.server._config_file import add_keys, keys_from_env, load_config_file
-
-    config = load_config_file(args.config, environ) if args.config else ServerConfig()
-    if args.root is not None:
-        config.root = args.root
-    add_keys(config, keys_from_env(environ))
-    add_keys(config, args.api_key or [])
-    for entry in args.database or []:
-        name, sep, path = entry.partition("=")
-        if not sep or not name.strip() or not path.strip():
-            raise ValueError(f"--database takes NAME=PATH, got {entry!r}")
-        config.databases[name.strip()] = path.strip()
-    if args.database_from_host:
-        config.database_from_host = True
-    if args.max_json_bytes is not None:
-        config.max_json_bytes = parse_size(args.max_json_bytes)
-    if args.max_body_bytes is not None:
-        config.max_arrow_bytes = parse_size(args.max_body_bytes)
-    return config
+def _refuse_open_bind(host: str, credentials_configured: bool) -> str | None:
+    """Why `nsframe serve` will not bind ``host``, or None when it may."""
+    if _is_loopback(host) or credentials_configured:
+        return None
+    return (
+        f"nsframe serve: refusing to bind {host}, an address other machines can "
+        "reach, without credentials: anyone could read and change the data. Configure "
+        f"--api-key KEY, the {API_KEYS_ENV} environment variable or a --config file "
+        "with keys, tokens or jwt, or bind 127.0.0.1."
+    )
 
 
 def _log_requests(level: str) -> None:
@@ -59,58 +43,78 @@ def _log_requests(level: str) -> None:
     logger.setLevel(level.upper())
 
 
-def _serve(args: argparse.Namespace) -> int:
-    try:
-        import uvicorn
+def _server_command(args: argparse.Namespace) -> int:
+    """``nsframe serve`` and ``nsframe gc``: the CLI's one way into the server.
 
-        from nsframe.server import create_app
+    The server is imported here and nowhere else in the CLI, so ``--help``, ``nsframe
+    demo`` and ``import nsframe._cli`` never load starlette, uvicorn or Lance
+    (tests/client/test_import_boundaries.py allows this import and no other).
+    """
+    try:
+        from nsframe.server import _config, _config_file, collect_garbage, create_app
     except ImportError:  # pragma: no cover - depends on the install
-        print("The server needs its extra: pip install 'nsframe[server]'", file=sys.stderr)
+        print(f"nsframe {args.command} needs the server extra: pip install 'nsframe[server]'",
+              file=sys.stderr)
         return 2
+    if args.command == "gc":
+        garbage = collect_garbage(args.root, apply=args.apply, grace_seconds=args.grace)
+        return _report_garbage(garbage.lines(), len(garbage.folders), len(garbage.keys),
+                               garbage.bytes, applied=args.apply)
+
+    def configure(environ: Mapping[str, str]) -> _config.ServerConfig:
+        """The config from ``--config``, then the environment, then the other flags."""
+        config = (_config_file.load_config_file(args.config, environ) if args.config
+                  else _config.ServerConfig())
+        if args.root is not None:
+            config.root = args.root
+        _config_file.add_keys(config, _config_file.keys_from_env(environ))
+        _config_file.add_keys(config, args.api_key or [])
+        for entry in args.database or []:
+            name, sep, path = entry.partition("=")
+            if not sep or not name.strip() or not path.strip():
+                raise ValueError(f"--database takes NAME=PATH, got {entry!r}")
+            config.databases[name.strip()] = path.strip()
+        if args.database_from_host:
+            config.database_from_host = True
+        if args.max_json_bytes is not None:
+            config.max_json_bytes = _config.parse_size(args.max_json_bytes)
+        if args.max_body_bytes is not None:
+            config.max_arrow_bytes = _config.parse_size(args.max_body_bytes)
+        return config
+
     try:
-        config = _serve_config(args, os.environ)
+        config = configure(os.environ)
+        problem = _refuse_open_bind(args.host, config.credentials_configured)
+        app = None if problem else create_app(config=config)
     except (ValueError, TypeError, OSError) as exc:
-        print(f"nsframe serve: {exc}", file=sys.stderr)
+        problem = f"nsframe serve: {exc}"
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
-    if not _is_loopback(args.host) and not config.credentials_configured:
-        print(
-            f"nsframe serve: refusing to bind {args.host}, an address other machines can "
-            "reach, without credentials: anyone could read and change the data. Configure "
-            f"--api-key KEY, the {API_KEYS_ENV} environment variable or a --config file "
-            "with keys, tokens or jwt, or bind 127.0.0.1.",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        app = create_app(config=config)
-    except (ValueError, TypeError, OSError) as exc:
-        print(f"nsframe serve: {exc}", file=sys.stderr)
-        return 2
+    auth = "credentials required" if config.credentials_configured else "open, no credentials"
+    return _run(app, args, str(config.root), auth)
+
+
+def _run(app: Any, args: argparse.Namespace, root: str, auth: str) -> int:
+    """Serve the ASGI ``app`` until stopped."""
+    import uvicorn
+
     _log_requests(args.log_level)
     where = f"[{args.host}]" if ":" in args.host else args.host
-    auth = "credentials required" if config.credentials_configured else "open, no credentials"
-    print(f"nsframe: serving {config.root} on http://{where}:{args.port} ({auth})",
-          file=sys.stderr)
+    print(f"nsframe: serving {root} on http://{where}:{args.port} ({auth})", file=sys.stderr)
     # Our access log replaces uvicorn's, which would print query strings.
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
                 access_log=False)
     return 0
 
 
-def _gc(args: argparse.Namespace) -> int:
-    try:
-        from nsframe.server import collect_garbage
-    except ImportError:  # pragma: no cover - depends on the install
-        print("nsframe gc needs the server extra: pip install 'nsframe[server]'",
-              file=sys.stderr)
-        return 2
-    garbage = collect_garbage(args.root, apply=args.apply, grace_seconds=args.grace)
-    verb = "removed" if args.apply else "would remove"
-    for line in garbage.lines():
+def _report_garbage(lines: Iterable[str], folders: int, files: int, nbytes: int, *,
+                    applied: bool) -> int:
+    verb = "removed" if applied else "would remove"
+    for line in lines:
         print(f"{verb} {line}")
-    print(f"nsframe gc: {verb} {len(garbage.folders)} folder(s) and {len(garbage.keys)} "
-          f"file(s), {garbage.bytes} bytes in folders"
-          + ("" if args.apply else "; run again with --apply to remove them"))
+    print(f"nsframe gc: {verb} {folders} folder(s) and {files} file(s), {nbytes} bytes in "
+          "folders" + ("" if applied else "; run again with --apply to remove them"))
     return 0
 
 
@@ -125,11 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the REST service")
     serve.add_argument("root", nargs="?", default=None,
-                       help="storage root (default: the config file's, else ./nsframe-data)")
+                       help=f"storage root (default: the config file's, else {DEFAULT_ROOT})")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default 127.0.0.1; any other address needs "
                        "credentials)")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 2333)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT,
+                       help=f"port (default {DEFAULT_PORT})")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"])
     serve.add_argument("--config", metavar="PATH",
@@ -146,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="largest Arrow insert body (default 64GiB)")
     serve.add_argument("--max-json-bytes", metavar="SIZE",
                        help="largest JSON body (default 16MiB)")
-    serve.set_defaults(func=_serve)
+    serve.set_defaults(func=_server_command)
     gc = sub.add_parser("gc", help="find (and with --apply, remove) what crashes left behind")
     gc.add_argument("root", help="storage root")
     gc.add_argument("--apply", action="store_true",
@@ -154,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_argument("--grace", type=float, default=3600.0, metavar="SECONDS",
                     help="leave unreferenced data files younger than this alone, unless a "
                     "crashed nsframe write made them (default 3600)")
-    gc.set_defaults(func=_gc)
+    gc.set_defaults(func=_server_command)
     demo = sub.add_parser("demo", help="start the embedded server, load a sample, print frames")
     demo.add_argument("root", nargs="?", default=None,
                       help="storage root (default: a temporary directory)")

@@ -16,16 +16,18 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from nsframe import _frames
-from nsframe._http import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Client, join_id
+from nsframe._client import Client
+from nsframe._client.transport import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from nsframe._models import Transaction
 from nsframe._namespace import Namespace, list_all
+from nsframe._protocol.defaults import API_KEY_ENV, DEFAULT_ROOT, TOKEN_ENV, URL_ENV
+from nsframe._protocol.ids import DEFAULT_DELIMITER, join_id, split_id
 from nsframe._table import Table
 from nsframe.exceptions import NsframeError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-DEFAULT_LOCAL_ROOT = "./nsframe-data"
 _default: Connection | None = None
 
 
@@ -108,7 +110,7 @@ class Connection:
         import pyarrow as pa
 
         ids = self.table_names(namespace)
-        parts = [i.split(self.delimiter) for i in ids]
+        parts = [split_id(i, self.delimiter) for i in ids]
         frame = pa.table({
             "id": ids,
             "namespace": [join_id(p[:-1], self.delimiter) for p in parts],
@@ -212,7 +214,7 @@ def connect(
     database: str | None = None,
     headers: Mapping[str, str] | None = None,
     context: Mapping[str, str] | None = None,
-    delimiter: str = "$",
+    delimiter: str = DEFAULT_DELIMITER,
     timeout: float | None = DEFAULT_TIMEOUT,
     retries: int = DEFAULT_RETRIES,
 ) -> Connection:
@@ -236,10 +238,10 @@ def connect(
         >>> conn["db$items"].search([0.1] * 128).limit(5).to_pandas()
     """
     if url is None:
-        url = os.environ.get("NSFRAME_URL") or DEFAULT_LOCAL_ROOT
+        url = os.environ.get(URL_ENV) or DEFAULT_ROOT
     url = os.fspath(url)
-    api_key = api_key if api_key is not None else os.environ.get("NSFRAME_API_KEY")
-    token = token if token is not None else os.environ.get("NSFRAME_TOKEN")
+    api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+    token = token if token is not None else os.environ.get(TOKEN_ENV)
     options: dict[str, Any] = {"database": database, "headers": headers, "context": context,
                                "delimiter": delimiter, "timeout": timeout, "retries": retries}
     if _is_remote(url):

@@ -8,6 +8,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from nsframe._protocol.defaults import MAIN_BRANCH
+
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -24,7 +26,7 @@ def _str_map(value: Any) -> dict[str, str]:
 
 
 def _main(branch: Any) -> str:
-    return branch if isinstance(branch, str) and branch else "main"
+    return branch if isinstance(branch, str) and branch else MAIN_BRANCH
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class Tag:
 
     name: str
     version: int
-    branch: str = "main"
+    branch: str = MAIN_BRANCH
     manifest_size: int | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -80,7 +82,7 @@ class Branch:
     """A named line of versions, forked from ``parent_branch`` at ``parent_version``."""
 
     name: str
-    parent_branch: str = "main"
+    parent_branch: str = MAIN_BRANCH
     parent_version: int | None = None
     created_at: datetime | None = None
     manifest_size: int | None = None
@@ -242,51 +244,12 @@ class Ref:
         return self.version is not None
 
     def describe(self) -> str:
-        parts = [f"branch {self.branch!r}" if self.branch else "main"]
+        parts = [f"branch {self.branch!r}" if self.branch else MAIN_BRANCH]
         if self.tag is not None:
             parts.append(f"tag {self.tag!r} (version {self.version})")
         elif self.version is not None:
             parts.append(f"version {self.version}")
         return ", ".join(parts)
-
-
-_JSON_TYPES: dict[str, Any] = {
-    "null": pa.null(), "bool": pa.bool_(), "boolean": pa.bool_(),
-    "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
-    "uint8": pa.uint8(), "uint16": pa.uint16(), "uint32": pa.uint32(), "uint64": pa.uint64(),
-    "float16": pa.float16(), "float32": pa.float32(), "float64": pa.float64(),
-    "float": pa.float32(), "double": pa.float64(), "halffloat": pa.float16(),
-    "utf8": pa.string(), "string": pa.string(), "large_utf8": pa.large_string(),
-    "large_string": pa.large_string(), "binary": pa.binary(), "large_binary": pa.large_binary(),
-    "date32": pa.date32(), "date64": pa.date64(), "timestamp": pa.timestamp("us"),
-}
-
-
-def schema_from_json(data: dict[str, Any]) -> pa.Schema:
-    """An Arrow schema from upstream's ``JsonArrowSchema`` (used when a server sends no
-    ``arrow_schema``); unknown type names raise ValueError."""
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else None
-    return pa.schema([_field_from_json(f) for f in data.get("fields") or []], metadata=metadata)
-
-
-def _field_from_json(data: dict[str, Any]) -> pa.Field:
-    return pa.field(str(data["name"]), _type_from_json(data["type"]),
-                    nullable=bool(data.get("nullable", True)))
-
-
-def _type_from_json(data: dict[str, Any]) -> pa.DataType:
-    name = str(data.get("type", "")).lower()
-    children = [_field_from_json(f) for f in data.get("fields") or []]
-    if name == "fixed_size_list":
-        return pa.list_(children[0], int(data["length"]))
-    if name in ("list", "large_list"):
-        return pa.list_(children[0]) if name == "list" else pa.large_list(children[0])
-    if name == "struct":
-        return pa.struct(children)
-    if name in _JSON_TYPES:
-        result: pa.DataType = _JSON_TYPES[name]
-        return result
-    raise ValueError(f"Unknown type {name!r} in the table's JSON schema.")
 
 
 def vector_dimensions(schema: pa.Schema) -> dict[str, int]:

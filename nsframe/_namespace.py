@@ -6,7 +6,9 @@ import html
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nsframe._http import Client, join_id, paged
+from nsframe._client import Client
+from nsframe._client.wire import paged
+from nsframe._protocol.ids import join_id, split_id
 from nsframe.exceptions import NsframeError
 
 if TYPE_CHECKING:
@@ -23,7 +25,8 @@ class Namespace:
 
     def __init__(self, client: Client, ident: Sequence[str] | str) -> None:
         if isinstance(ident, str):
-            ident = [] if ident in ("", client.delimiter) else ident.split(client.delimiter)
+            # "" is the root too, for callers that hold an id as a possibly empty string.
+            ident = split_id(ident, client.delimiter) if ident else []
         self._client = client
         self._parts: tuple[str, ...] = tuple(ident)
 

@@ -14,18 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from nsframe import _frames, _spec, _sql, _upload
+from nsframe import _frames, _sql, _upload
 from nsframe._models import Ref
+from nsframe._protocol import routes
+from nsframe._protocol.defaults import DEFAULT_SEARCH_K, DISTANCE_TYPES
 from nsframe._upload import Progress, ProgressArg
 
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
-    from nsframe._http import Client
-
-DEFAULT_SEARCH_K = 10
-DISTANCE_TYPES = ("l2", "euclidean", "cosine", "dot", "inner_product", "hamming")
+    from nsframe._client import Client
 
 
 def _vector_json(vector: Any) -> tuple[str, list[Any]]:
@@ -243,7 +242,7 @@ class Query:
 
     # ------------------------------------------------------------------ display
     def _request_text(self) -> str:
-        path = _spec.TABLE_QUERY.replace("{id}", self.ident)
+        path = routes.TABLE_QUERY.replace("{id}", self.ident)
         return f"POST {path}\n{json.dumps(self.explain(), indent=2, sort_keys=True)}"
 
     def __repr__(self) -> str:

@@ -1,7 +1,8 @@
 """SQL literals from Python values, so that user data can never change a filter's meaning.
 
 `bind` replaces each ``?`` placeholder of a filter with one quoted literal; `literal`
-quotes one value. Placeholders inside quoted strings or identifiers are left alone.
+quotes one value. What counts as a placeholder (not one inside quotes or a comment) is
+decided by the protocol's tokenizer (`nsframe._protocol.sql`), shared with the server.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import decimal
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from nsframe._protocol.sql import Kind, tokenize
 
 
 def literal(value: Any) -> str:
@@ -64,42 +67,36 @@ def _sequence_literal(values: Iterable[Any]) -> str:
 
 
 def bind(sql: str, params: Sequence[Any]) -> str:
-    """``sql`` with each ``?`` outside quotes replaced by the literal of the next value.
+    """``sql`` with each ``?`` placeholder replaced by the literal of the next value; a
+    ``?`` inside a quoted string or name, or a comment, is left as it is.
 
     A list, tuple or set value becomes a comma-separated list, for ``IN (?)``.
 
     Raises:
         TypeError: if ``params`` is not a list or tuple.
-        ValueError: if the number of ``?`` differs from the number of values.
+        ValueError: if the number of ``?`` differs from the number of values, or a quote
+            or block comment is not closed (a ``?`` after it would go unseen).
     """
     if isinstance(params, (str, bytes)) or not isinstance(params, Sequence):
         raise TypeError("where() parameters must be a list or tuple of values, one per '?'.")
     out: list[str] = []
     used = 0
-    quote: str | None = None
-    for char in sql:
-        if quote is not None:
-            # A doubled quote inside a quoted run closes and reopens it: same result.
-            if char == quote:
-                quote = None
-            out.append(char)
-        elif char in ("'", '"', "`"):
-            quote = char
-            out.append(char)
-        elif char == "?":
-            if used >= len(params):
-                raise ValueError(f"The filter has more '?' than the {len(params)} values given.")
-            value = params[used]
-            used += 1
-            if isinstance(value, (list, tuple, set, frozenset)):
-                values = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
-                out.append(_sequence_literal(values))
-            else:
-                out.append(literal(value))
+    for token in tokenize(sql):
+        if not token.closed:
+            opener = "/* comment" if token.kind is Kind.BLOCK_COMMENT else f"{token.text[0]} quote"
+            raise ValueError(f"The filter has an unclosed {opener}: {sql!r}")
+        if token.kind is not Kind.PLACEHOLDER:
+            out.append(token.text)
+            continue
+        if used >= len(params):
+            raise ValueError(f"The filter has more '?' than the {len(params)} values given.")
+        value = params[used]
+        used += 1
+        if isinstance(value, (list, tuple, set, frozenset)):
+            values = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+            out.append(_sequence_literal(values))
         else:
-            out.append(char)
-    if quote is not None:
-        raise ValueError(f"The filter has an unclosed {quote} quote: {sql!r}")
+            out.append(literal(value))
     if used != len(params):
         raise ValueError(f"The filter has {used} '?' but {len(params)} values were given.")
     return "".join(out)

@@ -6,7 +6,6 @@ something. Views (`at`, `branch`) are new handles; they never change the one the
 
 from __future__ import annotations
 
-import base64
 import html
 import itertools
 import re
@@ -17,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from nsframe import _frames
-from nsframe._http import Client, join_id, paged
+from nsframe._client import Client
+from nsframe._client.wire import paged
 from nsframe._models import (
     Branch,
     IndexInfo,
@@ -28,9 +28,11 @@ from nsframe._models import (
     Version,
     WriteResult,
     json_object,
-    schema_from_json,
     vector_dimensions,
 )
+from nsframe._protocol.defaults import MAIN_BRANCH, normalize_branch
+from nsframe._protocol.ids import join_id, split_id
+from nsframe._protocol.schema_json import schema_from_base64, schema_from_json
 from nsframe._query import Query, new_query
 from nsframe._upload import (
     AUTO_PROGRESS_ROWS,
@@ -39,7 +41,12 @@ from nsframe._upload import (
     ProgressArg,
     upload,
 )
-from nsframe.exceptions import NotFoundError, NsframeError, ResponseDecodeError
+from nsframe.exceptions import (
+    NotFoundError,
+    NsframeError,
+    ReadOnlyTableError,
+    ResponseDecodeError,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,10 +55,6 @@ if TYPE_CHECKING:
 DEFAULT_MAX_ROWS = 10_000_000
 DEFAULT_PAGE_ROWS = 100_000
 _INDEX_COLUMN = re.compile(r"__index_level_\d+__")
-
-
-class ReadOnlyTableError(NsframeError, ValueError):
-    """A write was sent to a handle pinned at a version or tag."""
 
 
 class Table:
@@ -63,7 +66,7 @@ class Table:
 
     def __init__(self, client: Client, ident: Sequence[str] | str, ref: Ref | None = None) -> None:
         if isinstance(ident, str):
-            ident = ident.split(client.delimiter)
+            ident = split_id(ident, client.delimiter)
         self._client = client
         self._parts: tuple[str, ...] = tuple(ident)
         if not self._parts or not all(self._parts):
@@ -91,7 +94,7 @@ class Table:
 
     @property
     def branch_name(self) -> str:
-        return self._ref.branch or "main"
+        return self._ref.branch or MAIN_BRANCH
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Table) and other._client is self._client
@@ -112,8 +115,7 @@ class Table:
             raise TypeError("at() takes exactly one of version= or tag=.")
         if tag is not None:
             found = self._client.tag_version(self.id, tag)
-            branch = found.get("branch") or None
-            return self._view(Ref(branch=None if branch == "main" else branch,
+            return self._view(Ref(branch=normalize_branch(found.get("branch")),
                                   version=int(found["version"]), tag=tag))
         if not isinstance(version, int) or isinstance(version, bool) or version < 0:
             raise ValueError(f"version must be an integer >= 0, got {version!r}.")
@@ -130,8 +132,8 @@ class Table:
     def branch(self, name: str) -> Table:
         """A handle on the latest version of branch ``name``; writes go to that branch."""
         if not isinstance(name, str) or not name:
-            raise ValueError("branch() needs a branch name; 'main' is the main branch.")
-        return self._view(Ref(branch=None if name == "main" else name))
+            raise ValueError(f"branch() needs a branch name; {MAIN_BRANCH!r} is the main branch.")
+        return self._view(Ref(branch=normalize_branch(name)))
 
     def latest(self) -> Table:
         """A writable handle on the latest version of this handle's branch."""
@@ -576,7 +578,7 @@ class Table:
 def _schema_of(data: dict[str, Any]) -> pa.Schema:
     encoded = data.get("arrow_schema")
     if isinstance(encoded, str) and encoded:
-        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(encoded)))
+        return schema_from_base64(encoded)
     schema = data.get("schema")
     if not isinstance(schema, dict):
         raise ValueError("The table has no schema yet (it is only declared): insert data first.")

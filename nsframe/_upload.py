@@ -16,10 +16,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from nsframe._client import Client
 from nsframe._frames import Source, ipc_stream_chunks
-from nsframe._http import Client
 from nsframe._models import WriteResult
-from nsframe.exceptions import NsframeError
+from nsframe.exceptions import PartialWriteError
 
 # Chunks are pulled lazily while sent, so their size costs no memory on either side;
 # larger chunks mean fewer commits and fragments. 1 GiB sends a typical frame (1M rows of
@@ -32,25 +32,6 @@ AUTO_PROGRESS_BYTES = 100 << 20
 AUTO_PROGRESS_ROWS = 1_000_000
 
 ProgressArg = bool | Callable[[int, int], Any] | None
-
-
-class PartialWriteError(NsframeError):
-    """A write sent in several requests failed after some of them were committed.
-
-    Attributes:
-        table: The table id.
-        rows_committed: Rows written (or deleted) by the requests that succeeded.
-        chunks_committed: How many requests succeeded.
-        version: The table version after the last request that succeeded.
-    """
-
-    def __init__(self, message: str, *, table: str, rows_committed: int,
-                 chunks_committed: int, version: int | None) -> None:
-        super().__init__(message)
-        self.table = table
-        self.rows_committed = rows_committed
-        self.chunks_committed = chunks_committed
-        self.version = version
 
 
 def interactive() -> bool:

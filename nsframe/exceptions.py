@@ -5,6 +5,8 @@ NsframeError                      base: `except nsframe.NsframeError` catches ev
 ├── TransportError                could not talk to the server
 │   └── RequestTimeoutError
 ├── ResponseDecodeError           2xx, but the body is not what the contract says
+├── ReadOnlyTableError            a write to a version or tag view (also a ValueError)
+├── PartialWriteError             a write in several requests failed after some committed
 └── APIError                      the server answered 4xx/5xx (or, in the server, will answer)
     ├── InvalidInputError         400, code 13
     │   └── SchemaMismatchError   400, code 20
@@ -25,7 +27,7 @@ NsframeError                      base: `except nsframe.NsframeError` catches ev
     │   ├── NamespaceNotEmptyError    code 3
     │   ├── ConcurrentModificationError code 14
     │   └── InvalidTableStateError    code 19
-    ├── PayloadTooLargeError      413
+    ├── PayloadTooLargeError      413 (code 13, InvalidInput's)
     ├── TooManyRequestsError      429, code 21
     ├── ServiceUnavailableError   503, code 17
     └── ServerError               500, code 18
@@ -33,7 +35,8 @@ NsframeError                      base: `except nsframe.NsframeError` catches ev
 
 The server renders these classes into the error body of the contract, and the client maps
 error bodies back onto them, so the two sides share one table and cannot drift apart.
-This module imports nothing but the standard library.
+Every class pickles with its attributes (for multiprocessing, joblib, dask). This module
+imports nothing but the standard library.
 """
 
 from __future__ import annotations
@@ -58,7 +61,9 @@ __all__ = [
     "NamespaceNotFoundError",
     "NotFoundError",
     "NsframeError",
+    "PartialWriteError",
     "PayloadTooLargeError",
+    "ReadOnlyTableError",
     "RequestTimeoutError",
     "ResponseDecodeError",
     "SchemaMismatchError",
@@ -81,6 +86,22 @@ __all__ = [
 class NsframeError(Exception):
     """Base class of everything nsframe raises."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt without calling __init__, so that classes with keyword-only arguments
+        # (PartialWriteError) unpickle too, with every attribute as it was.
+        return (_restore, (type(self), self.args, self._picklable_state()))
+
+    def _picklable_state(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _restore(cls: type[NsframeError], args: tuple[Any, ...],
+             state: dict[str, Any]) -> NsframeError:
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class TransportError(NsframeError):
     """The server could not be reached, or the connection broke mid-request."""
@@ -92,6 +113,29 @@ class RequestTimeoutError(TransportError):
 
 class ResponseDecodeError(NsframeError):
     """The server answered 2xx, but the body is not the JSON or Arrow the contract promises."""
+
+
+class ReadOnlyTableError(NsframeError, ValueError):
+    """A write was sent to a handle pinned at a version or tag (raised before sending)."""
+
+
+class PartialWriteError(NsframeError):
+    """A write sent in several requests failed after some of them were committed.
+
+    Attributes:
+        table: The table id.
+        rows_committed: Rows written (or deleted) by the requests that succeeded.
+        chunks_committed: How many requests succeeded.
+        version: The table version after the last request that succeeded.
+    """
+
+    def __init__(self, message: str, *, table: str, rows_committed: int,
+                 chunks_committed: int, version: int | None) -> None:
+        super().__init__(message)
+        self.table = table
+        self.rows_committed = rows_committed
+        self.chunks_committed = chunks_committed
+        self.version = version
 
 
 # Members of the error body's `type`, keyed by HTTP status (SEED_SPEC.md "Errors").
@@ -119,6 +163,8 @@ class APIError(NsframeError):
 
     status: ClassVar[int] = 500
     code: ClassVar[int] = 18
+    # True for a class that answers with another class's code, which names that class.
+    borrows_code: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -150,6 +196,13 @@ class APIError(NsframeError):
         # Client side only: the request that failed, so the message can name it.
         self.url = url
         self.request_id = request_id
+
+    def _picklable_state(self) -> dict[str, Any]:
+        state = super()._picklable_state()
+        # The live response holds a connection and the session's hooks; what it said is
+        # kept in the other attributes (status, headers, url, detail).
+        state["response"] = None
+        return state
 
     def __str__(self) -> str:
         where = f" ({self.instance})" if self.instance else ""
@@ -324,7 +377,9 @@ class PayloadTooLargeError(APIError):
     """The request body is larger than the server accepts (413)."""
 
     status = 413
-    code = 13
+    # Upstream has no code of its own for a body too large.
+    code = InvalidInputError.code
+    borrows_code = True
 
 
 class TooManyRequestsError(APIError):
@@ -348,32 +403,24 @@ class ServerError(APIError):
     code = 18
 
 
-_BY_CODE: dict[int, type[APIError]] = {
-    0: UnsupportedError,
-    1: NamespaceNotFoundError,
-    2: NamespaceAlreadyExistsError,
-    3: NamespaceNotEmptyError,
-    4: TableNotFoundError,
-    5: TableAlreadyExistsError,
-    6: IndexNotFoundError,
-    7: IndexAlreadyExistsError,
-    8: TagNotFoundError,
-    9: TagAlreadyExistsError,
-    10: TransactionNotFoundError,
-    11: VersionNotFoundError,
-    12: ColumnNotFoundError,
-    13: InvalidInputError,
-    14: ConcurrentModificationError,
-    15: ForbiddenError,
-    16: UnauthorizedError,
-    17: ServiceUnavailableError,
-    18: ServerError,
-    19: InvalidTableStateError,
-    20: SchemaMismatchError,
-    21: TooManyRequestsError,
-    22: BranchNotFoundError,
-    23: BranchAlreadyExistsError,
-}
+def _classes_by_code() -> dict[int, type[APIError]]:
+    """Each Lance code and the class it names: of the classes with that code, the one all
+    the others are base classes of (code 4 is TableNotFoundError, not NotFoundError)."""
+    classes = [c for c in globals().values() if isinstance(c, type) and issubclass(c, APIError)]
+    by_code: dict[int, type[APIError]] = {}
+    for cls in classes:
+        if cls.borrows_code:
+            continue
+        named = by_code.setdefault(cls.code, cls)
+        if issubclass(cls, named):
+            by_code[cls.code] = cls
+        elif not issubclass(named, cls):
+            raise TypeError(f"{cls.__name__} and {named.__name__} both claim code {cls.code}: "
+                            "give one its own code, or set borrows_code on it.")
+    return by_code
+
+
+_BY_CODE = _classes_by_code()
 
 _BY_STATUS: dict[int, type[APIError]] = {
     400: InvalidInputError,
@@ -399,7 +446,7 @@ def error_class_for(status: int, code: int | None) -> type[APIError]:
         cls = _BY_CODE[code]
         if cls.status == status or (status == 400 and cls is NamespaceNotFoundError):
             return cls
-        if status in (405, 406) and cls is UnsupportedError:  # the router's 405 uses code 0
+        if status == 405 and cls is UnsupportedError:  # the router's 405 uses code 0
             return cls
     if status in _BY_STATUS:
         return _BY_STATUS[status]

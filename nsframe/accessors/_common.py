@@ -15,8 +15,10 @@ import pyarrow.compute as pc
 from nsframe import _frames, _sql
 from nsframe._connection import Connection, get_default
 from nsframe._models import WriteResult, vector_dimensions
+from nsframe._protocol.defaults import DEFAULT_SEARCH_K
 from nsframe._table import Table
-from nsframe._upload import DEFAULT_CHUNK_BYTES, PartialWriteError, ProgressArg
+from nsframe._upload import DEFAULT_CHUNK_BYTES, ProgressArg
+from nsframe.exceptions import PartialWriteError
 
 IF_EXISTS = ("fail", "append", "replace")
 DEFAULT_SEARCH_BATCH = 256
@@ -101,7 +103,8 @@ class FrameAccessor:
             tbl._upload(self._frame, mode="overwrite", create=create, **options)
         return tbl
 
-    def search(self, table: Table | str, *, column: str | None = None, k: int = 10,
+    def search(self, table: Table | str, *, column: str | None = None,
+               k: int = DEFAULT_SEARCH_K,
                where: str | None = None, select: Sequence[str] | None = None,
                distance_type: str | None = None, branch: str | None = None,
                conn: Connection | None = None,

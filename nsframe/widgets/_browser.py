@@ -15,6 +15,8 @@ import ipywidgets as widgets
 import traitlets
 
 from nsframe import Connection, Table, Tag
+from nsframe._protocol.defaults import MAIN_BRANCH
+from nsframe._protocol.ids import DEFAULT_DELIMITER, join_id, split_id
 from nsframe.exceptions import NamespaceNotFoundError
 from nsframe.widgets._actions import Actions
 from nsframe.widgets._messages import MessageBox
@@ -22,7 +24,6 @@ from nsframe.widgets._preview import Preview
 from nsframe.widgets._render import breadcrumb_html, tag_label, tags_by_version, version_label
 from nsframe.widgets._search import SearchPanel
 
-MAIN = "main"
 ROOT = ""  # the value of the root namespace in the namespace picker
 
 
@@ -39,7 +40,7 @@ class Browser(widgets.VBox):  # type: ignore[misc]
     """
 
     selected_table = traitlets.Unicode(None, allow_none=True, read_only=True)
-    selected_branch = traitlets.Unicode(MAIN, read_only=True)
+    selected_branch = traitlets.Unicode(MAIN_BRANCH, read_only=True)
     selected_version = traitlets.Int(None, allow_none=True, read_only=True)
     selected_tag = traitlets.Unicode(None, allow_none=True, read_only=True)
 
@@ -59,7 +60,8 @@ class Browser(widgets.VBox):  # type: ignore[misc]
         self.namespace_picker = widgets.Dropdown(description="namespace", options=[])
         self.table_picker = widgets.Dropdown(description="table", options=[])
         self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
-        self.branch_picker = widgets.Dropdown(description="branch", options=[MAIN], value=MAIN)
+        self.branch_picker = widgets.Dropdown(description="branch", options=[MAIN_BRANCH],
+                                              value=MAIN_BRANCH)
         self.tag_list = widgets.Select(description="tags", options=[], rows=5)
         self.version_list = widgets.Select(description="versions", options=[], rows=7,
                                            layout=widgets.Layout(width="520px"))
@@ -131,14 +133,14 @@ class Browser(widgets.VBox):  # type: ignore[misc]
             self.namespace_picker.disabled = self.table_picker.disabled = True
         else:
             self._list_namespaces(namespace, table=start.name)
-        self._open_table(start.latest().branch(MAIN), start.branch_name, start.ref.version)
+        self._open_table(start.latest().branch(MAIN_BRANCH), start.branch_name, start.ref.version)
 
     # ------------------------------------------------------------------ loading
     def _delimiter(self) -> str:
-        return self._connection.delimiter if self._connection is not None else "$"
+        return self._connection.delimiter if self._connection is not None else DEFAULT_DELIMITER
 
     def _id_of(self, parts: tuple[str, ...]) -> str:
-        return self._delimiter().join(parts)
+        return join_id(parts, self._delimiter()) if parts else ROOT
 
     def _namespace_ids(self, namespace: str) -> list[str]:
         """The path from the root down to `namespace`, then its children.
@@ -148,8 +150,8 @@ class Browser(widgets.VBox):  # type: ignore[misc]
         """
         assert self._connection is not None
         delimiter = self._delimiter()
-        parts = namespace.split(delimiter) if namespace else []
-        path = [ROOT] + [delimiter.join(parts[:depth]) for depth in range(1, len(parts) + 1)]
+        parts = split_id(namespace, delimiter) if namespace else []
+        path = [ROOT] + [join_id(parts[:depth], delimiter) for depth in range(1, len(parts) + 1)]
         return path + sorted(self._connection.namespaces(namespace))
 
     def _list_namespaces(self, namespace: str, table: str | None = None) -> None:
@@ -181,19 +183,20 @@ class Browser(widgets.VBox):  # type: ignore[misc]
     def _close_table(self) -> None:
         self._table = None
         with self._quietly():
-            self.branch_picker.options, self.branch_picker.value = [MAIN], MAIN
+            self.branch_picker.options, self.branch_picker.value = [MAIN_BRANCH], MAIN_BRANCH
             self.tag_list.options, self.version_list.options = [], []
-        self._set_selection(None, MAIN, None, None)
+        self._set_selection(None, MAIN_BRANCH, None, None)
         self.preview.clear("Pick a table.")
 
-    def _open_table(self, table: Table, branch: str = MAIN, version: int | None = None) -> None:
+    def _open_table(self, table: Table, branch: str = MAIN_BRANCH,
+                    version: int | None = None) -> None:
         """Load the branches and tags of ``table``, then show ``branch`` at ``version``."""
-        branches = [MAIN, *sorted(table.branches())]
+        branches = [MAIN_BRANCH, *sorted(table.branches())]
         self._table = table
         self._load_tags()
         with self._quietly():
             self.branch_picker.options = branches
-            self.branch_picker.value = branch if branch in branches else MAIN
+            self.branch_picker.value = branch if branch in branches else MAIN_BRANCH
         self._open_branch(self.branch_picker.value, version)
 
     def _load_tags(self) -> None:

@@ -60,3 +60,24 @@ def test_every_exported_name_is_an_exception() -> None:
     for name in exc.__all__:
         obj = getattr(exc, name)
         assert callable(obj)
+
+
+def test_each_code_names_the_most_specific_class_that_has_it() -> None:
+    # Computed from the classes' own `code`: NotFoundError has code 4 too, but a code 4
+    # answer is about a table.
+    assert exc._BY_CODE[4] is exc.TableNotFoundError
+    assert exc._BY_CODE[13] is exc.InvalidInputError  # PayloadTooLargeError borrows 13
+    assert sorted(exc._BY_CODE) == list(range(24))
+
+
+def test_a_subclass_takes_over_the_code_of_its_base(monkeypatch: pytest.MonkeyPatch) -> None:
+    special = type("SpecialTableNotFoundError", (exc.TableNotFoundError,), {})
+    monkeypatch.setattr(exc, special.__name__, special, raising=False)
+    assert exc._classes_by_code()[4] is special
+
+
+def test_two_unrelated_classes_cannot_claim_one_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    rogue = type("RogueError", (exc.APIError,), {"status": 404, "code": 4})
+    monkeypatch.setattr(exc, rogue.__name__, rogue, raising=False)
+    with pytest.raises(TypeError, match="both claim code 4"):
+        exc._classes_by_code()

@@ -19,7 +19,8 @@ import pyarrow.compute as pc
 import pytest
 
 import nsframe
-from nsframe._http import Client, retry_after
+from nsframe import Client
+from nsframe._client.transport import retry_after
 from nsframe.exceptions import (
     InvalidInputError,
     NamespaceNotFoundError,

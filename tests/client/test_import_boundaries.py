@@ -1,11 +1,17 @@
-"""Import boundaries: `import nsframe` stays light (no server, web framework, Lance or
-widgets), and the server's route modules never import one another."""
+"""`import nsframe` stays light: no server, web framework, Lance or widgets; the client
+reaches into the server at two named places only; the protocol needs nothing but pyarrow;
+the server's route modules never import one another.
+"""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nsframe
 
 HEAVY = ("nsframe.server", "starlette", "uvicorn", "lance", "ipywidgets", "polars")
 
@@ -19,7 +25,7 @@ def loaded_after(code: str) -> set[str]:
 
 def test_import_nsframe_leaves_heavy_modules_out() -> None:
     modules = loaded_after("import nsframe")
-    assert "nsframe" in modules and "nsframe._http" in modules
+    assert "nsframe" in modules and "nsframe._client" in modules
     assert not {m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY)}
 
 
@@ -33,20 +39,142 @@ def test_a_remote_connection_and_query_build_stay_light() -> None:
     assert not {m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY)}
 
 
-def test_client_modules_never_import_the_server() -> None:
-    import pathlib
+def test_the_cli_loads_the_server_only_for_its_server_commands() -> None:
+    modules = loaded_after("import nsframe._cli\nnsframe._cli.build_parser().format_help()")
+    assert not {m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY)}
 
-    import nsframe
 
-    package = pathlib.Path(nsframe.__file__).parent
-    for path in package.glob("_*.py"):
-        text = path.read_text()
-        if path.name == "_connection.py":
-            # The one allowed use: a lazy import inside connect() for the embedded server.
-            assert text.count("from nsframe.server import serve_in_thread") == 1
-            assert "\nfrom nsframe.server" not in text and "\nimport nsframe.server" not in text
-        elif path.name != "_cli.py":
-            assert "nsframe.server" not in text, path.name
+PACKAGE = Path(nsframe.__file__).parent
+SERVER = "nsframe.server"
+
+# The client's only ways into the server, each one import statement inside one function:
+# connect() starts an embedded server for a local folder, and the CLI's server commands
+# (`nsframe serve`, `nsframe gc`) run its code. Both import it lazily, so that a remote
+# connection and `nsframe --help` never load it.
+SERVER_ENTRIES = {
+    ("_connection.py", "connect"),
+    ("_cli.py", "_server_command"),
+}
+
+# What nsframe._protocol may import: the rules both sides share must not pull in either
+# side's libraries (pandas, polars, requests, starlette, uvicorn, lance).
+PROTOCOL_MAY_IMPORT = ("pyarrow", "nsframe._protocol", "nsframe.exceptions")
+
+
+@dataclass(frozen=True)
+class Import:
+    # The statement's module first; `from a import b` then adds a.b, in case b is a module.
+    modules: tuple[str, ...]
+    scope: str | None  # the qualified name of the function or class it sits in, if any
+    line: int
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_in(path: Path, name: str | None = None) -> list[Import]:
+    """Every import of a module, at any depth: inside functions, classes and
+    `if TYPE_CHECKING:` too, and `importlib.import_module("...")` with a literal name."""
+    name = name or module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[Import] = []
+
+    def visit(node: ast.AST, scope: str | None) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            scope = f"{scope}.{node.name}" if scope else node.name
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            modules = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "import_module" and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            modules = [node.args[0].value]
+        if modules:
+            found.append(Import(tuple(modules), scope, getattr(node, "lineno", 0)))
+        for child in ast.iter_child_nodes(node):
+            visit(child, scope)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), None)
+    return found
+
+
+def is_within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def client_modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if not is_within(module_name(p), SERVER))
+
+
+def test_the_client_imports_the_server_only_at_its_two_entries() -> None:
+    assert len(client_modules()) > 20 and PACKAGE / "_cli.py" in client_modules()
+    seen: list[tuple[str, str | None]] = []
+    for path in client_modules():
+        for found in imports_in(path):
+            server = [m for m in found.modules if is_within(m, SERVER)]
+            if server:
+                where = str(path.relative_to(PACKAGE))
+                assert (where, found.scope) in SERVER_ENTRIES, \
+                    f"{where}:{found.line} imports the server ({server[-1]})"
+                seen.append((where, found.scope))
+    # Each entry holds exactly one import of the server, and still exists.
+    assert sorted(seen) == sorted(SERVER_ENTRIES)
+
+
+def allowed_in_protocol(found: Import) -> bool:
+    statement, *submodules = found.modules
+    if statement.split(".")[0] in sys.stdlib_module_names:
+        return True
+    if any(is_within(statement, allowed) for allowed in PROTOCOL_MAY_IMPORT):
+        return True
+    # `from nsframe import exceptions`: then each name must be a module it may import.
+    return bool(submodules) and all(
+        any(is_within(m, allowed) for allowed in PROTOCOL_MAY_IMPORT) for m in submodules
+    )
+
+
+def test_the_protocol_imports_only_the_standard_library_and_pyarrow() -> None:
+    paths = sorted((PACKAGE / "_protocol").glob("*.py"))
+    assert {p.name for p in paths} >= {"__init__.py", "routes.py", "ids.py", "sql.py"}
+    for path in paths:
+        for found in imports_in(path):
+            assert allowed_in_protocol(found), \
+                f"_protocol/{path.name}:{found.line} imports {found.modules[0]}"
+
+
+def test_the_protocol_rule_refuses_the_libraries_of_either_side() -> None:
+    for module in ("pandas", "polars", "requests", "starlette", "uvicorn", "lance",
+                   "nsframe", "nsframe._client", "nsframe.server._arrow"):
+        assert not allowed_in_protocol(Import((module,), None, 1)), module
+    assert not allowed_in_protocol(Import(("nsframe", "nsframe._http"), None, 1))
+    assert allowed_in_protocol(Import(("nsframe", "nsframe.exceptions"), None, 1))
+    assert allowed_in_protocol(Import(("pyarrow.ipc",), None, 1))
+
+
+def test_the_import_walker_sees_nested_and_relative_imports(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import nsframe.server\n"
+        "def outer():\n    def inner():\n        from . import server\n"
+        "class K:\n    def m(self):\n        importlib.import_module('polars')\n",
+        encoding="utf-8",
+    )
+    found = [(i.modules, i.scope) for i in imports_in(probe, "nsframe.probe")][2:]
+    assert found == [
+        (("nsframe.server",), None),
+        (("nsframe", "nsframe.server"), "outer.inner"),
+        (("polars",), "K.m"),
+    ]
 
 
 ROUTES_PACKAGE = "nsframe.server._routes"
@@ -86,11 +214,7 @@ def route_modules_imported(source: str, routes: set[str]) -> set[str]:
 
 def test_route_modules_never_import_each_other() -> None:
     """What two route modules share lives in `_http`, `_models` or `_storage`."""
-    import pathlib
-
-    import nsframe
-
-    folder = pathlib.Path(nsframe.__file__).parent / "server" / "_routes"
+    folder = PACKAGE / "server" / "_routes"
     modules = {p.stem: p for p in folder.glob("*.py") if p.name != "__init__.py"}
     assert {"tables", "query", "indexes"} <= set(modules)
     for name, path in sorted(modules.items()):

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import requests
 
-from nsframe._spec import ARROW_FILE
+from nsframe._protocol.routes import ARROW_FILE
 from tests.support import ipc_stream, read_ipc_file
 
 WORDS = ["apple", "banana", "cherry", "river", "mountain", "quick", "brown", "fox", "lazy",

@@ -1,0 +1,173 @@
+"""Answers off the wire: JSON bodies, Arrow IPC bodies (decoded while they arrive) and
+the walk over a paged listing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pyarrow as pa
+import requests
+import urllib3
+
+from nsframe.exceptions import ResponseDecodeError, TransportError
+
+# Told the rows and Arrow bytes of each record batch of a query answer as it is decoded.
+BatchCallback = Callable[[int, int], object]
+
+
+def paged(fetch: Callable[[str | None], dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Every page of a listing: ``fetch(page_token)`` from no token until the answer
+    carries a null, missing or empty ``page_token`` (the spec's end of a listing)."""
+    token: str | None = None
+    while True:
+        page = fetch(token)
+        yield page
+        token = page.get("page_token") or None
+        if token is None:
+            return
+
+
+def as_dict(answer: Any) -> dict[str, Any]:
+    """A decoded answer that the contract says is a JSON object."""
+    # 204 and other empty answers decode to None.
+    if answer is None:
+        return {}
+    if not isinstance(answer, dict):
+        raise ResponseDecodeError(f"Expected a JSON object from the server, got {answer!r}.")
+    return answer
+
+
+def decode_json(resp: requests.Response) -> Any:
+    """The JSON of a 2xx answer; ``None`` for an empty body."""
+    if not resp.content:
+        return None
+    try:
+        return resp.json()
+    except ValueError as exc:
+        raise ResponseDecodeError(
+            f"{resp.request.method} {resp.url} answered {resp.status_code} with a body that "
+            f"is not JSON: {resp.text[:200]!r}"
+        ) from exc
+
+
+ARROW_FILE_MAGIC = b"ARROW1"
+# Bodies up to this size (with a declared length) are read in one call: decoding them
+# as they arrive takes more reads than it saves.
+WHOLE_READ_BYTES = 4 << 20
+
+
+def decode_arrow(resp: requests.Response, *,
+                 on_batch: BatchCallback | None = None) -> pa.Table:
+    """An Arrow IPC file body (or a stream, which some servers send) as a table.
+
+    A file is decoded while it arrives: after its 8-byte preamble comes an IPC stream
+    (then the footer), so each batch is read straight off the connection into the
+    memory Arrow keeps, with no copy of the whole body. A small body of known length,
+    and anything unexpected, is read whole instead.
+
+    ``on_batch(rows, nbytes)`` is told each batch decoded while the body arrives, and
+    what remains once when the body is read whole.
+    """
+    tally = _Tally(on_batch) if on_batch is not None else None
+    body = _RecordingReader(resp)
+    length = resp.headers.get("Content-Length", "")
+    small = length.isdigit() and int(length) <= WHOLE_READ_BYTES
+    try:
+        head = b"" if small else body.read(8)
+        if head[:6] == ARROW_FILE_MAGIC:
+            try:
+                table = _read_stream(pa.ipc.open_stream(body), tally)
+                tail = body.read()
+                if len(tail) >= 10 and tail.endswith(ARROW_FILE_MAGIC):
+                    return table
+            except (pa.ArrowException, OSError) as exc:
+                body.raise_broken(resp, exc)
+            # Not the layout expected (a writer without the end-of-stream marker, or a
+            # body cut short): decode whatever arrived as a whole file.
+        content = body.everything()
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise TransportError(f"The answer of {resp.url} broke off: {exc}") from exc
+    finally:
+        resp.close()
+    buffer = pa.py_buffer(content)
+    try:
+        if content[:6] == ARROW_FILE_MAGIC:
+            whole = pa.ipc.open_file(buffer).read_all()
+        else:
+            whole = pa.ipc.open_stream(buffer).read_all()
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ResponseDecodeError(
+            f"{resp.request.method} {resp.url} answered {resp.status_code} with a body that is "
+            f"not Arrow IPC ({exc})."
+        ) from exc
+    if tally is not None:
+        tally.rest(whole)
+    return whole
+
+
+class _Tally:
+    """Tells ``on_batch`` each batch decoded, and keeps the totals told so far."""
+
+    def __init__(self, on_batch: BatchCallback) -> None:
+        self._on_batch = on_batch
+        self.rows = 0
+        self.nbytes = 0
+
+    def __call__(self, rows: int, nbytes: int) -> None:
+        self.rows += rows
+        self.nbytes += nbytes
+        self._on_batch(rows, nbytes)
+
+    def rest(self, whole: pa.Table) -> None:
+        """Tell what ``whole`` holds beyond what was told while it streamed."""
+        self(max(0, whole.num_rows - self.rows), max(0, whole.nbytes - self.nbytes))
+
+
+def _read_stream(reader: pa.ipc.RecordBatchStreamReader, tally: _Tally | None) -> pa.Table:
+    """The stream's batches as one table, each told as it is read."""
+    if tally is None:
+        return reader.read_all()
+    batches = []
+    for batch in reader:
+        batches.append(batch)
+        tally(batch.num_rows, batch.nbytes)
+    return pa.Table.from_batches(batches, schema=reader.schema)
+
+
+class _RecordingReader:
+    """A blocking file over a response body that remembers what it handed out, so that
+    a failed streaming decode can start again from the first byte."""
+
+    def __init__(self, resp: requests.Response) -> None:
+        self._resp = resp
+        self._seen: list[bytes] = []
+        self.closed = False
+
+    def read(self, size: int | None = -1) -> bytes:
+        raw = self._resp.raw
+        if raw is None:
+            data = b"" if self._seen else self._resp.content
+        elif size is None or size < 0:
+            data = raw.read(decode_content=True)
+        else:
+            # A read may come back short at a chunk boundary: Arrow wants all of it.
+            data = raw.read(size, decode_content=True)
+            while len(data) < size:
+                more = raw.read(size - len(data), decode_content=True)
+                if not more:
+                    break
+                data += more
+        self._seen.append(data)
+        return data
+
+    def everything(self) -> bytes:
+        """The whole body: what was read so far and the rest."""
+        self.read()
+        return b"".join(self._seen)
+
+    def raise_broken(self, resp: requests.Response, exc: BaseException) -> None:
+        """Re-raise a connection failure that surfaced inside pyarrow as one."""
+        cause = exc.__context__ or exc.__cause__
+        if isinstance(cause, (urllib3.exceptions.HTTPError, requests.RequestException)):
+            raise TransportError(f"The answer of {resp.url} broke off: {cause}") from cause
