@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULT_ROOT = "./nsframe-data"
+from nsframe._protocol.defaults import DEFAULT_ROOT
+
 DEFAULT_MAX_JSON_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_ARROW_BYTES = 64 * 1024 * 1024 * 1024
-API_KEYS_ENV = "NSFRAME_API_KEYS"
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b?)\s*$", re.I)
 

@@ -36,7 +36,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from nsframe.server._config import API_KEYS_ENV, ServerConfig, parse_size
+from nsframe._protocol.defaults import API_KEYS_ENV
+from nsframe.server._config import ServerConfig, parse_size
 
 if sys.version_info >= (3, 11):
     import tomllib

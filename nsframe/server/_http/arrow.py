@@ -8,7 +8,6 @@ object, so memory stays at a few MiB plus a few batches whatever the body's size
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import io
 import threading
@@ -237,58 +236,6 @@ def _align_decimals(batch: pa.RecordBatch) -> pa.RecordBatch:
         return batch
     columns = [pa.concat_arrays([c]) if "decimal" in str(c.type) else c for c in batch.columns]
     return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
-
-
-
-
-def schema_to_json(schema: pa.Schema) -> dict[str, Any]:
-    """The upstream JsonArrowSchema form (type names as Lance writes them)."""
-    out: dict[str, Any] = {"fields": [_field_to_json(f) for f in schema]}
-    if schema.metadata:
-        out["metadata"] = {
-            k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
-            for k, v in schema.metadata.items()
-        }
-    return out
-
-
-def _field_to_json(field: pa.Field) -> dict[str, Any]:
-    return {"name": field.name, "nullable": field.nullable, "type": _type_to_json(field.type)}
-
-
-def _type_to_json(t: pa.DataType) -> dict[str, Any]:
-    if pa.types.is_fixed_size_list(t):
-        return {
-            "type": "fixed_size_list",
-            "length": t.list_size,
-            "fields": [_field_to_json(t.value_field)],
-        }
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        name = "large_list" if pa.types.is_large_list(t) else "list"
-        return {"type": name, "fields": [_field_to_json(t.value_field)]}
-    if pa.types.is_struct(t):
-        return {
-            "type": "struct",
-            "fields": [_field_to_json(t.field(i)) for i in range(t.num_fields)],
-        }
-    if pa.types.is_dictionary(t):
-        return _type_to_json(t.value_type)
-    if pa.types.is_timestamp(t):
-        return {"type": "timestamp"}
-    names = {
-        "string": "utf8",
-        "large_string": "large_utf8",
-        "float": "float32",
-        "double": "float64",
-        "halffloat": "float16",
-    }
-    text = str(t)
-    return {"type": names.get(text, text.split("[")[0])}
-
-
-def schema_to_base64(schema: pa.Schema) -> str:
-    """The exact Arrow schema (IPC-serialised), for clients that want every detail."""
-    return base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
 
 
 def table_to_ipc_file(table: pa.Table) -> bytes:

@@ -17,7 +17,8 @@ from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from nsframe._spec import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
+from nsframe._protocol.ids import join_id
+from nsframe._protocol.routes import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
 from nsframe.server._http.request import read_body
@@ -52,7 +53,7 @@ class Call(Generic[A]):
 
     @property
     def label(self) -> str:
-        return self.delimiter.join(self.id) if self.id else self.delimiter
+        return join_id(self.id, self.delimiter)
 
 
 def catalog_for(request: Request) -> Catalog:

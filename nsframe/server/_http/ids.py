@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from nsframe._spec import DEFAULT_DELIMITER
+from nsframe._protocol.ids import DEFAULT_DELIMITER, join_id, split_id
 from nsframe.exceptions import InvalidInputError
 
 MAX_NAME_BYTES = 200
@@ -55,9 +55,7 @@ def get_delimiter(params: dict[str, str] | object) -> str:
 
 def parse_id(text: str, delimiter: str) -> list[str]:
     """Split the path `{id}` into parts; the delimiter alone is the root namespace."""
-    if text == delimiter:
-        return []
-    parts = text.split(delimiter)
+    parts = split_id(text, delimiter)
     if len(text.encode("utf-8")) > MAX_ID_BYTES:
         raise InvalidInputError(
             f"The identifier nests too deep or its names are too long ({len(parts)} parts, "
@@ -69,16 +67,11 @@ def parse_id(text: str, delimiter: str) -> list[str]:
     return parts
 
 
-def format_id(parts: list[str], delimiter: str = DEFAULT_DELIMITER) -> str:
-    """The string form of an identifier, as errors and listings show it."""
-    return delimiter.join(parts) if parts else delimiter
-
-
 def check_body_id(body_id: list[str] | None, path_id: list[str], delimiter: str) -> None:
     """A body `id` that differs from the path id is a 400 (upstream REST rule)."""
     if body_id is not None and body_id != path_id:
         raise InvalidInputError(
-            f"The body id {format_id(body_id, delimiter)!r} differs from the path id "
-            f"{format_id(path_id, delimiter)!r}: send the same identifier in both, or omit it "
+            f"The body id {join_id(body_id, delimiter)!r} differs from the path id "
+            f"{join_id(path_id, delimiter)!r}: send the same identifier in both, or omit it "
             "from the body."
         )

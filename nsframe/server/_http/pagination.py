@@ -12,11 +12,11 @@ import binascii
 from collections.abc import Sequence
 from typing import ClassVar
 
+from nsframe._protocol.defaults import MAX_PAGE_SIZE
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import Count
 from nsframe.server._http.validation import Envelope
 
-MAX_PAGE_SIZE = 1000
 _FROM_URLSAFE = str.maketrans("-_", "+/")
 
 

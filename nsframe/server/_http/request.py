@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
+from nsframe._protocol.sql import closes_unopened
 from nsframe.exceptions import InvalidInputError, PayloadTooLargeError
 
 DEFAULT_JSON_LIMIT = 16 * 1024 * 1024
@@ -44,45 +45,9 @@ def whole_condition(predicate: str, what: str = "predicate") -> str:
     A ``)`` that closes nothing is refused first: wrapped, ``id = 1) OR (true`` would
     become a valid condition the client never wrote.
     """
-    if _closes_unopened(predicate):
+    if closes_unopened(predicate):
         raise InvalidInputError(
             f"The {what} {predicate!r} has a ')' without a matching '(': check its "
             "parentheses."
         )
     return f"({predicate}\n)" if "--" in predicate else f"({predicate})"
-
-
-def _closes_unopened(sql: str) -> bool:
-    """True if a ')' outside quotes and comments closes no '('."""
-    depth = 0
-    i = 0
-    while i < len(sql):
-        ch = sql[i]
-        if ch in "'\"`":
-            # Quoted text or identifier; a doubled quote inside is an escaped quote.
-            end = i + 1
-            while end < len(sql):
-                if sql[end] == ch:
-                    if sql[end + 1: end + 2] == ch:
-                        end += 2
-                        continue
-                    break
-                end += 1
-            i = end + 1
-            continue
-        if sql.startswith("--", i):
-            newline = sql.find("\n", i)
-            i = len(sql) if newline < 0 else newline + 1
-            continue
-        if sql.startswith("/*", i):
-            close = sql.find("*/", i + 2)
-            i = len(sql) if close < 0 else close + 2
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                return True
-        i += 1
-    return False

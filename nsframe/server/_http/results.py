@@ -15,7 +15,7 @@ import anyio.to_thread
 import pyarrow as pa
 from starlette.responses import Response, StreamingResponse
 
-from nsframe._spec import ARROW_FILE
+from nsframe._protocol.routes import ARROW_FILE
 from nsframe.server._storage.errors import lance_errors, log
 
 INLINE_BYTES = 4 << 20

@@ -20,7 +20,7 @@ Access = Literal["read", "write"]
 
 
 class ApiRoute(Route):
-    """A Starlette route for a `_spec` template, with its access declared.
+    """A Starlette route for a `_protocol.routes` template, with its access declared.
 
     ``{id}`` matches any text, slashes too, so that a name holding an encoded slash
     reaches `check_name` (a 400 that says why). A literal slash is a path segment: a

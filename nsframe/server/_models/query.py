@@ -6,6 +6,7 @@ here, at decoding: bounds, the shape of ``vector``, ``columns`` and ``full_text_
 
 from __future__ import annotations
 
+from nsframe._protocol.defaults import DEFAULT_SEARCH_K
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import Count
 from nsframe.server._http.request import whole_condition
@@ -18,8 +19,6 @@ from nsframe.server._search.vector import (
     VectorQuery,
     checked_vector,
 )
-
-DEFAULT_SEARCH_K = 10
 
 # LanceDB's wire format allows a bare list of names or a bare {alias: expression} map
 # besides upstream's {"column_names": [...]} / {"column_aliases": {...}}.

@@ -11,6 +11,7 @@ from typing import Any
 
 from lance.dataset import LanceDataset
 
+from nsframe._protocol.defaults import MAIN_BRANCH, normalize_branch
 from nsframe.exceptions import (
     BranchAlreadyExistsError,
     BranchNotFoundError,
@@ -20,7 +21,7 @@ from nsframe.exceptions import (
 from nsframe.server._http.handler import Call
 from nsframe.server._http.pagination import PageRequest, paginate
 from nsframe.server._models.versions import BranchRequest, CreateBranchRequest
-from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
+from nsframe.server._storage.catalog import TableRef
 from nsframe.server._storage.errors import lance_errors, scrub
 
 

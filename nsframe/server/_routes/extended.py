@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from nsframe import _spec
+from nsframe._protocol import routes
 from nsframe.exceptions import InvalidInputError, TableAlreadyExistsError
 from nsframe.server._http.arrow import arrow_body
 from nsframe.server._http.handler import Call
@@ -45,7 +45,7 @@ def create_database_table(call: Call[Envelope]) -> dict[str, Any]:
     if "json" in content_type.lower():
         raise InvalidInputError(
             f"The body of POST /v1/tables/<table_name> is an Arrow IPC stream: send it as "
-            f"{_spec.ARROW_STREAM}, or send no body to declare the table."
+            f"{routes.ARROW_STREAM}, or send no body to declare the table."
         )
     checked, current = catalog.lookup_table(call.id)
     if current is not None:

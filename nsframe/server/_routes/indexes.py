@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from lance.dataset import LanceDataset
 
+from nsframe._protocol.defaults import MAIN_BRANCH, normalize_branch
 from nsframe.exceptions import IndexAlreadyExistsError, IndexNotFoundError, InvalidInputError
 from nsframe.server._http.handler import Call
 from nsframe.server._http.pagination import paginate
@@ -26,7 +27,7 @@ from nsframe.server._models.indexes import (
     ListIndexesRequest,
 )
 from nsframe.server._search.fieldpath import ResolvedField, resolve, vector_kind
-from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
+from nsframe.server._storage.catalog import TableRef
 from nsframe.server._storage.errors import lance_errors
 
 # Request member -> Lance keyword, for vector index builds.

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from nsframe._protocol.defaults import MAIN_BRANCH, normalize_branch
 from nsframe.server._http.handler import Call
 from nsframe.server._http.transactions import TransactionLog
 from nsframe.server._models.tables import OptimizeRequest
-from nsframe.server._storage.catalog import MAIN_BRANCH, normalize_branch
 from nsframe.server._storage.errors import lance_errors
 from nsframe.server._storage.writes import DEFAULT_TARGET_ROWS
 

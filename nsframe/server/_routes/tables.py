@@ -9,15 +9,13 @@ from typing import Any
 from lance.dataset import LanceDataset
 from starlette.responses import Response
 
-from nsframe import _spec
+from nsframe._protocol import routes
+from nsframe._protocol.defaults import normalize_branch
+from nsframe._protocol.ids import join_id
+from nsframe._protocol.schema_json import schema_to_base64, schema_to_json
 from nsframe.exceptions import BranchNotFoundError, TableAlreadyExistsError
-from nsframe.server._http.arrow import (
-    arrow_body,
-    schema_to_base64,
-    schema_to_json,
-)
+from nsframe.server._http.arrow import arrow_body
 from nsframe.server._http.handler import Call
-from nsframe.server._http.ids import format_id
 from nsframe.server._http.pagination import PageRequest, paginate
 from nsframe.server._http.request import whole_condition
 from nsframe.server._http.validation import Envelope
@@ -31,7 +29,6 @@ from nsframe.server._models.tables import (
     ListTablesRequest,
     TableStatsRequest,
 )
-from nsframe.server._storage.catalog import normalize_branch
 from nsframe.server._storage.errors import lance_errors
 from nsframe.server._storage.writes import (
     DEFAULT_TARGET_ROWS,
@@ -108,7 +105,7 @@ def list_tables(call: Call[ListTablesRequest]) -> dict[str, Any]:
 
 
 def list_all_tables(call: Call[PageRequest]) -> dict[str, Any]:
-    names = [format_id(parts, call.delimiter) for parts in call.catalog.walk_tables([])]
+    names = [join_id(parts, call.delimiter) for parts in call.catalog.walk_tables([])]
     page, token = paginate(names, call.args.page_token, call.args.limit)
     return {"tables": page, "page_token": token}
 
@@ -166,7 +163,7 @@ def count_rows(call: Call[CountRowsRequest]) -> Response:
                               version=args.version)
     with lance_errors(f"The predicate {predicate!r} is not valid"):
         n = ds.count_rows(filter=whole_condition(predicate)) if predicate else ds.count_rows()
-    return Response(json.dumps(n), media_type=_spec.JSON)
+    return Response(json.dumps(n), media_type=routes.JSON)
 
 
 def table_stats(call: Call[TableStatsRequest]) -> dict[str, Any]:

@@ -12,11 +12,12 @@ from typing import Any
 
 from lance.dataset import LanceDataset
 
+from nsframe._protocol.defaults import MAIN_BRANCH, normalize_branch
 from nsframe.exceptions import TagAlreadyExistsError, TagNotFoundError
 from nsframe.server._http.handler import Call
 from nsframe.server._http.pagination import PageRequest, paginate
 from nsframe.server._models.versions import TagRequest, TagTargetRequest
-from nsframe.server._storage.catalog import MAIN_BRANCH, TableRef, normalize_branch
+from nsframe.server._storage.catalog import TableRef
 from nsframe.server._storage.errors import lance_errors
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from lance.dataset import LanceDataset
 
+from nsframe._protocol.defaults import MAIN_BRANCH, normalize_branch
 from nsframe.exceptions import VersionNotFoundError
 from nsframe.server._http.handler import Call
 from nsframe.server._http.pagination import paginate
@@ -22,7 +23,7 @@ from nsframe.server._models.versions import (
     ListVersionsRequest,
     RestoreRequest,
 )
-from nsframe.server._storage.catalog import MAIN_BRANCH, Manifest, normalize_branch
+from nsframe.server._storage.catalog import Manifest
 from nsframe.server._storage.errors import lance_errors
 
 log = logging.getLogger("nsframe.server")

@@ -9,19 +9,10 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
+from nsframe._protocol.defaults import DISTANCE_TYPES
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import shown
 from nsframe.server._search.fieldpath import ResolvedField, resolve, vector_fields, vector_kind
-
-# Every spelling the upstream reference accepts, mapped to Lance's metric names.
-DISTANCE_TYPES = {
-    "l2": "l2",
-    "euclidean": "l2",
-    "cosine": "cosine",
-    "dot": "dot",
-    "inner_product": "dot",
-    "hamming": "hamming",
-}
 
 
 class DistanceType(str):
@@ -29,7 +20,8 @@ class DistanceType(str):
 
     @classmethod
     def describe(cls) -> str:
-        return "one of l2, euclidean, cosine, dot, inner_product or hamming (any case)"
+        *first, last = DISTANCE_TYPES
+        return f"one of {', '.join(first)} or {last} (any case)"
 
     @classmethod
     def from_wire(cls, value: object) -> DistanceType:

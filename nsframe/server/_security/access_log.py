@@ -15,7 +15,7 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nsframe._spec import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
+from nsframe._protocol.routes import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
 
 log = logging.getLogger("nsframe.server.access")
 

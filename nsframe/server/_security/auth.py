@@ -18,7 +18,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nsframe import _spec
+from nsframe._protocol import routes
 from nsframe.exceptions import APIError, PayloadTooLargeError
 from nsframe.server._config import ServerConfig
 from nsframe.server._http.errors import error_response
@@ -93,7 +93,7 @@ class AuthMiddleware:
     async def _authenticate(
         self, scope: Scope, headers: Headers, receive: Receive
     ) -> tuple[Principal, Receive]:
-        api_key = headers.get(_spec.API_KEY_HEADER, "").strip() or None
+        api_key = headers.get(routes.API_KEY_HEADER, "").strip() or None
         bearer = _bearer(headers)
         if self.credentials.required and api_key is None and bearer is None:
             identity, receive = await self._body_identity(scope, headers, receive)

@@ -15,7 +15,7 @@ from collections.abc import Collection
 
 from starlette.datastructures import Headers
 
-from nsframe import _spec
+from nsframe._protocol import routes
 from nsframe.exceptions import NotFoundError
 from nsframe.server._storage.catalog import Catalog
 
@@ -39,7 +39,7 @@ def _host_label(host: str) -> str:
 def database_name(headers: Headers, from_host: bool,
                   known: Collection[str]) -> tuple[str, str]:
     """The database name and where it came from ("header", "host" or "default")."""
-    name = headers.get(_spec.DATABASE_HEADER, "").strip()
+    name = headers.get(routes.DATABASE_HEADER, "").strip()
     if name:
         return name, "header"
     lancedb_name = headers.get(LANCEDB_DATABASE_HEADER, "").strip()

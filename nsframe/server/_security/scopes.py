@@ -15,7 +15,7 @@ from starlette.datastructures import QueryParams
 from starlette.routing import Match
 from starlette.types import Scope as ASGIScope
 
-from nsframe import _spec
+from nsframe._protocol.ids import DEFAULT_DELIMITER, join_id, split_id
 from nsframe.exceptions import ForbiddenError
 from nsframe.server._http.ids import get_delimiter
 from nsframe.server._http.routing import ApiRoute
@@ -31,13 +31,13 @@ class Operation:
 
     write: bool
     ident: list[str] | None
-    delimiter: str = _spec.DEFAULT_DELIMITER
+    delimiter: str = DEFAULT_DELIMITER
 
     @property
     def label(self) -> str:
         if self.ident is None:
             return "this operation"
-        return self.delimiter.join(self.ident) if self.ident else self.delimiter
+        return join_id(self.ident, self.delimiter)
 
 
 def classify(routes: Iterable[ApiRoute], scope: ASGIScope) -> Operation | None:
@@ -57,7 +57,7 @@ def classify(routes: Iterable[ApiRoute], scope: ASGIScope) -> Operation | None:
         raw = params.get("id", params.get("table_name"))
         if raw is None:
             return Operation(route.write, [], delimiter)
-        return Operation(route.write, [] if raw == delimiter else raw.split(delimiter), delimiter)
+        return Operation(route.write, split_id(raw, delimiter), delimiter)
     return None
 
 
@@ -65,7 +65,7 @@ def _parts(value: object, what: str) -> tuple[str, ...]:
     if value is None or value == "":
         return ()
     if isinstance(value, str):
-        return tuple(value.split(_spec.DEFAULT_DELIMITER))
+        return tuple(value.split(DEFAULT_DELIMITER))
     if isinstance(value, (list, tuple)) and all(isinstance(p, str) and p for p in value):
         return tuple(value)
     raise ValueError(f"{what} must be a string like 'sales$eu' or a list of names, got {value!r}")

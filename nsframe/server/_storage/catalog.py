@@ -26,6 +26,8 @@ from pathlib import Path
 
 from lance.dataset import LanceDataset
 
+from nsframe._protocol.defaults import normalize_branch
+from nsframe._protocol.ids import DEFAULT_DELIMITER, join_id
 from nsframe.exceptions import (
     ConcurrentModificationError,
     InvalidInputError,
@@ -35,7 +37,6 @@ from nsframe.exceptions import (
     TableAlreadyExistsError,
     TableNotFoundError,
 )
-from nsframe.server._http.ids import format_id
 from nsframe.server._storage.datasets import DatasetCache
 from nsframe.server._storage.entries import Entries, Entry
 from nsframe.server._storage.leases import Leases
@@ -44,20 +45,12 @@ from nsframe.server._storage.objects import Objects
 CATALOG = "_catalog/"
 TABLES = "tables/"
 ROOT_UID = "root"
-MAIN_BRANCH = "main"
 # A drop marks its namespace "dropping" while it checks the contents: creations in it
 # wait for the outcome. A mark older than this was left by a crashed drop.
 DROPPING_SECONDS = 30.0
 LIVE_NAMESPACE = ("active", "dropping")
 LIVE_TABLE = ("declared", "created")
 _SLUG = re.compile(r"[^a-z0-9_]+")
-
-
-def normalize_branch(branch: str | None) -> str | None:
-    """None for the main branch (``None``, ``""`` and ``"main"`` all mean main)."""
-    if branch is None or branch == "" or branch == MAIN_BRANCH:
-        return None
-    return branch
 
 
 @dataclass(frozen=True)
@@ -93,8 +86,8 @@ class TableRef:
         """The data folder of a table on a local root."""
         return Path(self.uri)
 
-    def label(self, delimiter: str = "$") -> str:
-        return format_id(self.id, delimiter)
+    def label(self, delimiter: str = DEFAULT_DELIMITER) -> str:
+        return join_id(self.id, delimiter)
 
 
 @dataclass(frozen=True)
@@ -158,12 +151,12 @@ class Catalog:
         ns = self.find_namespace(parts)
         if ns is None:
             raise NamespaceNotFoundError(
-                f"Namespace {format_id(parts)!r} does not exist: create it first.",
+                f"Namespace {join_id(parts)!r} does not exist: create it first.",
                 status=status,
             )
         if for_child and self.being_dropped(ns.entry):
             raise ConcurrentModificationError(
-                f"Namespace {format_id(parts)!r} is being dropped: retry once the drop "
+                f"Namespace {join_id(parts)!r} is being dropped: retry once the drop "
                 "has finished."
             )
         return ns
@@ -191,7 +184,7 @@ class Catalog:
             exists = current is not None and current.state in LIVE_NAMESPACE
             if exists and mode == "Create":
                 raise NamespaceAlreadyExistsError(
-                    f"Namespace {format_id(parts)!r} already exists: use mode ExistOk to "
+                    f"Namespace {join_id(parts)!r} already exists: use mode ExistOk to "
                     "reuse it or Overwrite to replace its properties."
                 )
             if exists and mode == "ExistOk":
@@ -214,7 +207,7 @@ class Catalog:
             return
         self.entries.advance(folder, written, "dropped", written.uid, {})
         raise NamespaceNotFoundError(
-            f"Namespace {format_id(parent.id)!r} was dropped while this request ran: "
+            f"Namespace {join_id(parent.id)!r} was dropped while this request ran: "
             "nothing was created."
         )
 
@@ -243,7 +236,7 @@ class Catalog:
         if (children or tables) and behavior == "Restrict":
             self.entries.advance(folder, marked, "active", ns.uid, {"properties": properties})
             raise NamespaceNotEmptyError(
-                f"Namespace {format_id(parts)!r} holds {len(tables)} table(s) and "
+                f"Namespace {join_id(parts)!r} holds {len(tables)} table(s) and "
                 f"{len(children)} namespace(s): drop them first, or use behavior Cascade."
             )
         # One write makes the namespace and everything below it unreachable; the data
@@ -302,7 +295,7 @@ class Catalog:
         ref = self.find_table(parts)
         if ref is None or (ref.state == "declared" and not allow_declared):
             hint = " (it is only declared: insert data to create it)" if ref else ""
-            raise TableNotFoundError(f"Table {format_id(parts)!r} does not exist{hint}.")
+            raise TableNotFoundError(f"Table {join_id(parts)!r} does not exist{hint}.")
         return ref
 
     def table_properties(self, ref: TableRef) -> dict[str, str]:
@@ -324,12 +317,12 @@ class Catalog:
         ns, folder = self.table_folder(parts, for_child=True)
         current = self.entries.latest(folder)
         if current is not None and current.state in LIVE_TABLE:
-            raise TableAlreadyExistsError(f"Table {format_id(parts)!r} already exists.")
+            raise TableAlreadyExistsError(f"Table {join_id(parts)!r} already exists.")
         written = self.entries.advance(folder, current, "declared", "none",
                                        {"properties": properties or {}})
         if written is None:
             raise TableAlreadyExistsError(
-                f"Table {format_id(parts)!r} was created by another request at the same time."
+                f"Table {join_id(parts)!r} was created by another request at the same time."
             )
         self._confirm_parent(ns, folder, written)
         return self._ref(parts, written)
@@ -415,6 +408,6 @@ def _new_uid() -> str:
 
 def _changed(parts: list[str]) -> ConcurrentModificationError:
     return ConcurrentModificationError(
-        f"Namespace {format_id(parts)!r} changed while it was being dropped: retry."
+        f"Namespace {join_id(parts)!r} changed while it was being dropped: retry."
     )
 

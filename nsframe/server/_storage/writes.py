@@ -10,8 +10,9 @@ import lance
 import pyarrow as pa
 from lance.dataset import LanceDataset
 
+from nsframe._protocol.defaults import normalize_branch
 from nsframe.exceptions import SchemaMismatchError, TableAlreadyExistsError, TableNotFoundError
-from nsframe.server._storage.catalog import Catalog, TableRef, normalize_branch, table_key
+from nsframe.server._storage.catalog import Catalog, TableRef, table_key
 from nsframe.server._storage.entries import Entry
 from nsframe.server._storage.errors import lance_errors
 
