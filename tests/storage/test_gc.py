@@ -1,0 +1,111 @@
+"""`nsframe gc ROOT`: a dry run by default, and never a byte of committed data.
+
+The leftovers are the ones a crash makes (see docs/storage.md): an unreachable namespace
+incarnation, a data folder no table files, a data file of a write whose server is gone,
+and a write record of that server. Each is made here by hand, so that the test knows
+exactly what must go and what must stay.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+import requests
+
+from nsframe.server import serve_in_thread
+from tests.support import ipc_stream
+
+from ._servers import REPO
+
+DAY = 24 * 3600.0
+
+
+def _gc(root: Path, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "nsframe._cli", "gc", str(root), *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout
+
+
+def _age(path: Path, seconds: float) -> None:
+    """Make every file below ``path`` look ``seconds`` old."""
+    stamp = time.time() - seconds
+    for folder, _, files in os.walk(path):
+        for name in files:
+            os.utime(Path(folder, name), (stamp, stamp))
+
+
+def _all_files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")
+            if p.is_file() and "_nsframe" not in p.parts}
+
+
+def test_gc_finds_what_crashes_leave_and_keeps_every_version(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    with serve_in_thread(root) as server, requests.Session() as http:
+        url = server.url
+        assert http.post(f"{url}/v1/namespace/keep/create", json={}).status_code == 200
+        assert http.post(f"{url}/v1/namespace/doomed/create", json={}).status_code == 200
+        for ns in ("keep", "doomed"):
+            made = http.post(f"{url}/v1/table/{ns}$t/create",
+                             data=ipc_stream({"id": [1, 2, 3]}))
+            assert made.status_code == 200, made.text
+        more = http.post(f"{url}/v1/table/keep$t/insert", data=ipc_stream({"id": [4]}))
+        assert more.json()["version"] == 2
+        location = Path(http.post(f"{url}/v1/table/keep$t/describe", json={})
+                        .json()["location"])
+        doomed = Path(http.post(f"{url}/v1/table/doomed$t/describe", json={})
+                      .json()["location"])
+
+    # 1. A data folder whose create never reached the catalog.
+    orphan = root / "tables" / "orphan-0123456789abcdef.lance"
+    shutil.copytree(location, orphan)
+    _age(orphan, DAY)
+    # 2. A namespace whose drop was written but whose contents were not deleted: its
+    # entry says "dropped", its child entries and its table's data are still there.
+    entry = root / "_catalog" / "root" / "ns" / "doomed"
+    newest = max(entry.iterdir())
+    body = json.loads(newest.read_text())
+    dropped = {**body, "state": "dropped", "at": time.time()}
+    (entry / f"{int(newest.stem) + 1:020d}.json").write_text(json.dumps(dropped))
+    uid = body["uid"]
+    # 3. An insert killed after it wrote a data file, by a server that is gone.
+    writes = root / "_nsframe" / "writes"
+    writes.mkdir(parents=True, exist_ok=True)
+    record = writes / "dead-server-1.json"
+    key = str(location.relative_to(root))
+    record.write_text(json.dumps({"server": "dead-server", "location": key,
+                                  "started": time.time()}))
+    time.sleep(0.05)
+    stray = location / "data" / "killed-insert.lance"
+    shutil.copy(next((location / "data").iterdir()), stray)
+    committed = _all_files(root) - {str(p.relative_to(root)) for p in
+                                    [*orphan.rglob("*"), *doomed.rglob("*"),
+                                     *(root / "_catalog" / uid).rglob("*"), stray]}
+
+    dry = _gc(root)
+    assert f"would remove folder tables/{orphan.name}/" in dry, dry
+    assert f"would remove folder tables/{doomed.name}/" in dry, dry
+    assert f"would remove folder _catalog/{uid}/" in dry, dry
+    assert f"would remove file {key}/data/killed-insert.lance" in dry, dry
+    assert "would remove file _nsframe/writes/dead-server-1.json" in dry, dry
+    assert "--apply" in dry
+    assert orphan.exists() and stray.exists() and record.exists()  # a dry run removes nothing
+
+    applied = _gc(root, "--apply")
+    assert "removed folder" in applied
+    assert not orphan.exists() and not doomed.exists() and not stray.exists()
+    assert not record.exists() and not (root / "_catalog" / uid).exists()
+    assert committed <= _all_files(root), committed - _all_files(root)
+    # Every version of the live table still reads, with its exact rows.
+    ds = lance.dataset(str(location))
+    assert ds.to_table().column("id").to_pylist() == [1, 2, 3, 4]
+    assert ds.checkout_version(1).to_table() == pa.table({"id": [1, 2, 3]})
+    assert "would remove 0 folder(s) and 0 file(s)" in _gc(root)
