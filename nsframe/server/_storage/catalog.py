@@ -224,8 +224,7 @@ class Catalog:
             raise InvalidInputError("The root namespace cannot be dropped.")
         ns = self.require_namespace(parts)
         assert ns.entry is not None
-        parent = self.find_namespace(parts[:-1])
-        folder = self._ns_folder(parent.uid if parent else ROOT_UID, parts[-1])
+        folder = ns.entry.folder
         properties = self._properties(ns.entry)
         marked = self.entries.advance(folder, ns.entry, "dropping", ns.uid,
                                       {"properties": properties, "by": self.leases.server_id})
@@ -346,9 +345,11 @@ class Catalog:
 
     def set_table_properties(self, ref: TableRef, properties: dict[str, str]) -> None:
         """Replace the properties of table ``ref`` (a conditional write, retried)."""
-        _, folder = self.table_folder(ref.id)
+        folder = ref.entry.folder
         current: Entry | None = ref.entry
-        while current is not None and current.state in LIVE_TABLE:
+        # Only this incarnation: a table dropped and created again meanwhile is another.
+        while current is not None and current.state in LIVE_TABLE \
+                and current.uid == ref.entry.uid:
             if self.entries.advance(folder, current, current.state, current.uid,
                                     {"properties": properties}) is not None:
                 return
@@ -356,7 +357,7 @@ class Catalog:
         raise TableNotFoundError(f"Table {ref.label()!r} does not exist.")
 
     def drop_table(self, ref: TableRef) -> None:
-        _, folder = self.table_folder(ref.id)
+        folder = ref.entry.folder
         current = ref.entry
         while self.entries.advance(folder, current, "dropped", current.uid, {}) is None:
             latest = self.entries.latest(folder)
