@@ -1,0 +1,34 @@
+"""Storage failures as the client sees them: never a 400, never a path, 503 when passing."""
+
+from __future__ import annotations
+
+import pytest
+
+from nsframe.exceptions import ConcurrentModificationError, ServiceUnavailableError
+from nsframe.server._storage.errors import translate
+
+PATH = "/srv/data/tables/orders-5f0c2a9e41d7b6a3.lance"
+
+
+@pytest.mark.parametrize("message", [
+    "Generic S3 error: Error performing GET: request timed out",
+    "Generic S3 error: Client error with status 503 Service Unavailable: SlowDown",
+    "Io error: connection reset by peer",
+])
+def test_a_passing_store_failure_is_503_with_retry_after(message: str) -> None:
+    error = translate(OSError(f"LanceError(IO): {message}, {PATH}/_versions/1.manifest"))
+    assert isinstance(error, ServiceUnavailableError)
+    assert error.status == 503 and error.headers["Retry-After"] == "1"
+    assert "/srv" not in error.detail and "retry" in error.detail
+
+
+@pytest.mark.parametrize("exc", [
+    OSError(f"LanceError(IO): Not found: {PATH}/_versions, rust/lance-table/src/io/commit.rs:1:2"),
+    ValueError(f"LanceError(IO): Not found: {PATH}/data/0a1b.lance"),
+    OSError(f"No such file or directory (os error 2): {PATH}/_versions/3.manifest"),
+])
+def test_a_file_gone_under_a_table_is_a_conflict_not_a_400(exc: Exception) -> None:
+    error = translate(exc)
+    assert isinstance(error, ConcurrentModificationError)
+    assert error.status == 409
+    assert "/srv" not in error.detail and ".lance" not in error.detail
