@@ -5,15 +5,65 @@ Members are checked by the operation's request model (`validation`), not here.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterable, AsyncIterator
+
+import anyio
 from starlette.requests import Request
 
-from nsframe.exceptions import InvalidInputError, PayloadTooLargeError
+from nsframe.exceptions import APIError, InvalidInputError, PayloadTooLargeError
+from nsframe.server._limits import Limits
+from nsframe.server._search.sqlcheck import closes_unopened
 
 DEFAULT_JSON_LIMIT = 16 * 1024 * 1024
 
 
+def body_timeout(detail: str) -> APIError:
+    """408: the client stopped sending its body, or sent it too slowly.
+
+    The connection is closed after the answer: the rest of that body may still come,
+    and nothing good can follow it on the same connection.
+    """
+    return APIError(detail, status=408, code=13, type="/errors/request-timeout",
+                    title="Request Timeout", headers={"Connection": "close"})
+
+
+async def timed(chunks: AsyncIterable[bytes], limits: Limits) -> AsyncIterator[bytes]:
+    """``chunks`` as they come, but at most `body_idle_timeout` seconds apart and all
+    within `body_timeout`: a client that stalls half-way cannot hold the request (and
+    the worker thread reading it) for ever."""
+    idle, total = limits.body_idle_timeout, limits.body_timeout
+    deadline = anyio.current_time() + total
+    iterator = chunks.__aiter__()
+    while True:
+        left = deadline - anyio.current_time()
+        wait = min(idle, left)
+        chunk: bytes | None = None
+        with anyio.move_on_after(max(wait, 0.0)):
+            try:
+                chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                return
+        if chunk is None:
+            if wait < idle:
+                raise body_timeout(
+                    f"The request body took longer than {total:g} s, this server's limit "
+                    "(body_timeout): nothing was written. Send smaller requests."
+                )
+            raise body_timeout(
+                f"No byte of the request body arrived for {idle:g} s (body_idle_timeout): "
+                "nothing was written."
+            )
+        yield chunk
+
+
+def limits_of(request: Request) -> Limits:
+    config = getattr(request.app.state, "config", None)
+    return config.limits if config is not None else Limits()
+
+
 async def read_body(request: Request, *, limit: int | None = None) -> bytes:
-    """The JSON body of ``request`` as bytes, refused above the server's size limit.
+    """The JSON body of ``request`` as bytes, refused above the server's size limit and
+    when it arrives too slowly (`timed`).
 
     `validation.decode` parses it into the operation's request model.
     """
@@ -26,7 +76,7 @@ async def read_body(request: Request, *, limit: int | None = None) -> bytes:
         )
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    async for chunk in timed(request.stream(), limits_of(request)):
         size += len(chunk)
         if size > limit:
             raise PayloadTooLargeError(f"The JSON body is larger than {limit} bytes.")
@@ -44,45 +94,9 @@ def whole_condition(predicate: str, what: str = "predicate") -> str:
     A ``)`` that closes nothing is refused first: wrapped, ``id = 1) OR (true`` would
     become a valid condition the client never wrote.
     """
-    if _closes_unopened(predicate):
+    if closes_unopened(predicate):
         raise InvalidInputError(
             f"The {what} {predicate!r} has a ')' without a matching '(': check its "
             "parentheses."
         )
     return f"({predicate}\n)" if "--" in predicate else f"({predicate})"
-
-
-def _closes_unopened(sql: str) -> bool:
-    """True if a ')' outside quotes and comments closes no '('."""
-    depth = 0
-    i = 0
-    while i < len(sql):
-        ch = sql[i]
-        if ch in "'\"`":
-            # Quoted text or identifier; a doubled quote inside is an escaped quote.
-            end = i + 1
-            while end < len(sql):
-                if sql[end] == ch:
-                    if sql[end + 1: end + 2] == ch:
-                        end += 2
-                        continue
-                    break
-                end += 1
-            i = end + 1
-            continue
-        if sql.startswith("--", i):
-            newline = sql.find("\n", i)
-            i = len(sql) if newline < 0 else newline + 1
-            continue
-        if sql.startswith("/*", i):
-            close = sql.find("*/", i + 2)
-            i = len(sql) if close < 0 else close + 2
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                return True
-        i += 1
-    return False

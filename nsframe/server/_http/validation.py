@@ -22,6 +22,7 @@ import msgspec.inspect as mi
 
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import dec_hook, shown
+from nsframe.server._limits import Limits
 
 M = TypeVar("M", bound="Envelope")
 
@@ -52,6 +53,10 @@ class Envelope(msgspec.Struct, kw_only=True):
     identity: Identity | None = None
 
     QUERY: ClassVar[tuple[str, ...]] = ()
+
+    def check_limits(self, limits: Limits) -> None:
+        """The checks that depend on the server's configured `Limits` (`endpoint` calls
+        this once the model is decoded): none for most operations."""
 
 
 def decode(model: type[M], raw: bytes, params: Mapping[str, str]) -> M:

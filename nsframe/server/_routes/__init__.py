@@ -3,8 +3,11 @@
 Each route declares its path template, its methods, whether it reads or writes and its
 request model (`_models`; the bare envelope when it names none); `_security.auth`
 authorizes requests from that declaration, and `_http.endpoint` fills the model before
-the handler runs. A route module holds handlers only and never imports another route
-module: what two of them share lives in `_http`, `_models` or `_storage`.
+the handler runs. Routes are ``light`` (metadata) unless they declare a weight: ``heavy``
+for work that scans data, ``upload`` for work that reads an Arrow body as it arrives;
+each weight has its own worker threads (`_http.capacity`). A route module holds handlers
+only and never imports another route module: what two of them share lives in `_http`,
+`_models` or `_storage`.
 """
 
 from __future__ import annotations
@@ -31,42 +34,48 @@ from nsframe.server._routes import (
 )
 
 GET_POST = ("GET", "POST")
+# Listings read no body (json_body=False): one sent anyway must still be JSON.
+NO_BODY = "none"
 
 ROUTES: list[ApiRoute] = [
     # Namespaces
     ApiRoute(_spec.NAMESPACE_CREATE, namespaces.create_namespace, "write",
              model=ns.CreateNamespaceRequest),
     ApiRoute(_spec.NAMESPACE_LIST, namespaces.list_namespaces, "read", methods=GET_POST,
-             model=PageRequest, json_body=False),
+             model=PageRequest, json_body=False, body=NO_BODY),
     ApiRoute(_spec.NAMESPACE_DESCRIBE, namespaces.describe_namespace, "read"),
     ApiRoute(_spec.NAMESPACE_EXISTS, namespaces.namespace_exists, "read"),
     ApiRoute(_spec.NAMESPACE_DROP, namespaces.drop_namespace, "write",
              model=ns.DropNamespaceRequest),
     ApiRoute(_spec.NAMESPACE_TABLE_LIST, tables.list_tables, "read", methods=GET_POST,
-             model=tb.ListTablesRequest, json_body=False),
+             model=tb.ListTablesRequest, json_body=False, body=NO_BODY),
     # Tables
     ApiRoute(_spec.TABLE_LIST_ALL, tables.list_all_tables, "read", methods=("GET",),
-             model=PageRequest, json_body=False, has_id=False),
+             model=PageRequest, has_id=False, json_body=False, body=NO_BODY),
     ApiRoute(_spec.TABLE_CREATE, tables.create_table, "write", model=tb.CreateTableRequest,
-             json_body=False),
+             json_body=False, weight="upload"),
     ApiRoute(_spec.TABLE_DECLARE, tables.declare_table, "write", model=tb.DeclareTableRequest),
     ApiRoute(_spec.TABLE_DESCRIBE, tables.describe_table, "read",
              model=tb.DescribeTableRequest),
     ApiRoute(_spec.TABLE_EXISTS, tables.table_exists, "read"),
     ApiRoute(_spec.TABLE_DROP, tables.drop_table, "write"),
     ApiRoute(_spec.TABLE_COUNT_ROWS, tables.count_rows, "read", methods=GET_POST,
-             model=tb.CountRowsRequest),
+             model=tb.CountRowsRequest, weight="heavy"),
     ApiRoute(_spec.TABLE_STATS, tables.table_stats, "read", methods=GET_POST,
              model=tb.TableStatsRequest),
     ApiRoute(_spec.TABLE_INSERT, tables.insert, "write", model=tb.InsertRequest,
-             json_body=False),
-    ApiRoute(_spec.TABLE_DELETE, tables.delete, "write", model=tb.DeleteRequest),
-    ApiRoute(_spec.TABLE_QUERY, query.query_table, "read", model=QueryRequest),
-    ApiRoute(_spec.TABLE_OPTIMIZE, optimize.optimize, "write", model=tb.OptimizeRequest),
+             json_body=False, weight="upload"),
+    ApiRoute(_spec.TABLE_DELETE, tables.delete, "write", model=tb.DeleteRequest,
+             weight="heavy"),
+    ApiRoute(_spec.TABLE_QUERY, query.query_table, "read", model=QueryRequest,
+             weight="heavy"),
+    ApiRoute(_spec.TABLE_OPTIMIZE, optimize.optimize, "write", model=tb.OptimizeRequest,
+             weight="heavy"),
     # Indexes
-    ApiRoute(_spec.INDEX_CREATE, indexes.create_index, "write", model=ix.CreateIndexRequest),
+    ApiRoute(_spec.INDEX_CREATE, indexes.create_index, "write", model=ix.CreateIndexRequest,
+             weight="heavy"),
     ApiRoute(_spec.INDEX_CREATE_SCALAR, indexes.create_scalar_index, "write",
-             model=ix.CreateScalarIndexRequest),
+             model=ix.CreateScalarIndexRequest, weight="heavy"),
     ApiRoute(_spec.INDEX_LIST, indexes.list_indexes, "read", methods=GET_POST,
              model=ix.ListIndexesRequest),
     ApiRoute(_spec.INDEX_STATS, indexes.index_stats, "read", methods=GET_POST,
@@ -92,7 +101,7 @@ ROUTES: list[ApiRoute] = [
              namespaced=False),
     # Extended deployment
     ApiRoute(_spec.EXT_TABLES_LIST, tables.list_all_tables, "read", methods=("GET",),
-             model=PageRequest, json_body=False, has_id=False),
+             model=PageRequest, has_id=False, json_body=False, body=NO_BODY),
     ApiRoute(_spec.EXT_TABLE_CREATE, extended.create_database_table, "write",
-             json_body=False, has_id=False),
+             json_body=False, has_id=False, weight="upload"),
 ]
