@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ipaddress
 import logging
 import os
@@ -48,6 +49,15 @@ def _serve_config(args: argparse.Namespace, environ: Mapping[str, str]) -> Serve
         config.max_json_bytes = parse_size(args.max_json_bytes)
     if args.max_body_bytes is not None:
         config.max_arrow_bytes = parse_size(args.max_body_bytes)
+    config.allow_hosts.extend(args.allow_host or [])
+    config.allow_origins.extend(args.allow_origin or [])
+    if args.host not in ("0.0.0.0", "::", ""):
+        # The bound address is always a name the server answers to.
+        config.allow_hosts.append(args.host)
+    if args.query_timeout is not None:
+        if args.query_timeout <= 0:
+            raise ValueError(f"--query-timeout must be above 0, got {args.query_timeout}")
+        config.limits = dataclasses.replace(config.limits, query_timeout=args.query_timeout)
     return config
 
 
@@ -91,6 +101,9 @@ def _serve(args: argparse.Namespace) -> int:
     auth = "credentials required" if config.credentials_configured else "open, no credentials"
     print(f"nsframe: serving {config.root} on http://{where}:{args.port} ({auth})",
           file=sys.stderr)
+    if args.host in ("0.0.0.0", "::") and not config.allow_hosts:
+        print("nsframe: requests must name this server by a loopback address until you "
+              "add its host names with --allow-host NAME", file=sys.stderr)
     # Our access log replaces uvicorn's, which would print query strings.
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
                 access_log=False)
@@ -146,6 +159,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="largest Arrow insert body (default 64GiB)")
     serve.add_argument("--max-json-bytes", metavar="SIZE",
                        help="largest JSON body (default 16MiB)")
+    serve.add_argument("--allow-host", action="append", metavar="NAME",
+                       help="also answer requests whose Host is NAME (repeatable; "
+                       "*.example.com for subdomains, * for any); loopback names and the "
+                       "bound --host are always allowed")
+    serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
+                       help="let web pages from ORIGIN (https://app.example.com) call the "
+                       "server, with CORS (repeatable); requests from other origins are "
+                       "refused")
+    serve.add_argument("--query-timeout", type=float, metavar="SECONDS",
+                       help="stop a query, count or scan after this long (default 60)")
     serve.set_defaults(func=_serve)
     gc = sub.add_parser("gc", help="find (and with --apply, remove) what crashes left behind")
     gc.add_argument("root", help="storage root")

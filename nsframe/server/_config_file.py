@@ -7,6 +7,12 @@ File format (every member optional; relative paths are relative to the file)::
     require_auth = false
     max_json_bytes = "16MiB"
     max_body_bytes = "64GiB"           # Arrow inserts
+    allow_hosts = ["nsframe.example.com"]    # Host names besides the loopback ones
+    allow_origins = ["https://app.example.com"]  # web pages that may call the server
+
+    [limits]                           # see `nsframe.server._limits.Limits`
+    query_timeout = 60
+    max_k = 10000
 
     [databases]                        # picked by x-service-database or the host name
     sales = "/srv/nsframe/sales"
@@ -37,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from nsframe.server._config import API_KEYS_ENV, ServerConfig, parse_size
+from nsframe.server._limits import Limits
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,6 +53,7 @@ else:  # pragma: no cover - Python 3.10
 TOP_LEVEL = frozenset({
     "root", "databases", "database_from_host", "require_auth", "max_json_bytes",
     "max_body_bytes", "max_arrow_bytes", "api_keys", "tokens", "jwt",
+    "allow_hosts", "allow_origins", "limits",
 })
 
 
@@ -112,6 +120,16 @@ def load_config_file(path: str | os.PathLike[str],
     for name in ("max_body_bytes", "max_arrow_bytes"):
         if name in raw:
             options["max_arrow_bytes"] = parse_size(raw[name])
+    for names in ("allow_hosts", "allow_origins"):
+        if names in raw:
+            if not isinstance(raw[names], list) or not all(isinstance(n, str)
+                                                           for n in raw[names]):
+                raise ValueError(f"{file}: {names} must be an array of strings")
+            options[names] = list(raw[names])
+    if "limits" in raw:
+        if not isinstance(raw["limits"], dict):
+            raise ValueError(f"{file}: [limits] must be a table")
+        options["limits"] = Limits.from_mapping(raw["limits"], f"{file}: [limits]")
     if "api_keys" in raw:
         options["api_keys"] = _credentials(raw["api_keys"], "key", environ)
     if "tokens" in raw:
