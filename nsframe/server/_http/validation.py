@@ -214,6 +214,11 @@ def _invalid(model: type[Envelope], message: str, sent: Callable[[], object],
         return InvalidInputError(
             f"The {where} {member!r} is out of range: send {allowed} within ±1.7e308."
         )
+    if what == "Integer value out of range":
+        return InvalidInputError(
+            f"The {where} {member!r} holds an integer too large for 64 bits: send integers "
+            "from -2^63 to 2^64 - 1."
+        )
     # Our own words, from a field type or a model's check: "must be ..., got ...".
     return InvalidInputError(f"The {where} {member!r} {what}.")
 
