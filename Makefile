@@ -61,7 +61,8 @@ bench: $(STAMP)
 	for b in $(BENCHMARKS); do $(PY) benchmarks/$$b.py || exit 1; done
 
 # Fuzz the service with schemathesis from upstream's OpenAPI document (../shared/spec):
-# never a 5xx, whatever a client sends (minutes; not part of `make test`).
+# never a 5xx, whatever a client sends (minutes; `make test` runs it for about 100 s,
+# tests/fuzz/test_fuzz_api.py).
 FUZZ_SECONDS ?= 300
 fuzz: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[fuzz]'

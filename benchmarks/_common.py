@@ -131,18 +131,20 @@ class ServerProcess:
 @contextmanager
 def serve_in_subprocess(root: str | os.PathLike[str] | None = None,
                         startup_timeout: float = 60.0,
-                        code: str | os.PathLike[str] | None = None) -> Iterator[ServerProcess]:
+                        code: str | os.PathLike[str] | None = None,
+                        args: Sequence[str] = ()) -> Iterator[ServerProcess]:
     """Start ``python -m nsframe._cli serve`` on a free loopback port; stop it afterwards.
 
     A separate process, so that its memory can be measured apart from the client's.
     ``code``: a directory holding another copy of the ``nsframe`` package to serve (an A/B
-    baseline, e.g. a copy taken before a change); default this checkout.
+    baseline, e.g. a copy taken before a change); default this checkout. ``args``: more
+    `nsframe serve` flags (``--config``, ``--api-key``).
     """
     with tempfile.TemporaryDirectory(prefix="nsframe-bench-") as scratch:
         data_root = Path(root) if root is not None else Path(scratch)
         port = free_port()
         command = [sys.executable, "-m", "nsframe._cli", "serve", str(data_root),
-                   "--port", str(port), "--log-level", "warning"]
+                   "--port", str(port), "--log-level", "warning", *args]
         # `python -m` puts the working directory first on sys.path: it picks the code.
         cwd = Path(code) if code is not None else Path(__file__).resolve().parent.parent
         process = subprocess.Popen(command, cwd=cwd)

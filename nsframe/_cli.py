@@ -7,7 +7,7 @@ import ipaddress
 import logging
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from nsframe._protocol.defaults import API_KEYS_ENV, DEFAULT_ROOT
@@ -51,7 +51,7 @@ def _server_command(args: argparse.Namespace) -> int:
     (tests/client/test_import_boundaries.py allows this import and no other).
     """
     try:
-        from nsframe.server import _config, _config_file, collect_garbage, create_app
+        from nsframe.server import _config_file, collect_garbage, create_app
     except ImportError:  # pragma: no cover - depends on the install
         print(f"nsframe {args.command} needs the server extra: pip install 'nsframe[server]'",
               file=sys.stderr)
@@ -61,29 +61,8 @@ def _server_command(args: argparse.Namespace) -> int:
         return _report_garbage(garbage.lines(), len(garbage.folders), len(garbage.keys),
                                garbage.bytes, applied=args.apply)
 
-    def configure(environ: Mapping[str, str]) -> _config.ServerConfig:
-        """The config from ``--config``, then the environment, then the other flags."""
-        config = (_config_file.load_config_file(args.config, environ) if args.config
-                  else _config.ServerConfig())
-        if args.root is not None:
-            config.root = args.root
-        _config_file.add_keys(config, _config_file.keys_from_env(environ))
-        _config_file.add_keys(config, args.api_key or [])
-        for entry in args.database or []:
-            name, sep, path = entry.partition("=")
-            if not sep or not name.strip() or not path.strip():
-                raise ValueError(f"--database takes NAME=PATH, got {entry!r}")
-            config.databases[name.strip()] = path.strip()
-        if args.database_from_host:
-            config.database_from_host = True
-        if args.max_json_bytes is not None:
-            config.max_json_bytes = _config.parse_size(args.max_json_bytes)
-        if args.max_body_bytes is not None:
-            config.max_arrow_bytes = _config.parse_size(args.max_body_bytes)
-        return config
-
     try:
-        config = configure(os.environ)
+        config = _config_file.config_from_args(args, os.environ)
         problem = _refuse_open_bind(args.host, config.credentials_configured)
         app = None if problem else create_app(config=config)
     except (ValueError, TypeError, OSError) as exc:
@@ -92,6 +71,9 @@ def _server_command(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return 2
     auth = "credentials required" if config.credentials_configured else "open, no credentials"
+    if args.host in ("0.0.0.0", "::") and not config.allow_hosts:
+        print("nsframe: requests must name this server by a loopback address until you "
+              "add its host names with --allow-host NAME", file=sys.stderr)
     return _run(app, args, str(config.root), auth)
 
 
@@ -151,6 +133,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="largest Arrow insert body (default 64GiB)")
     serve.add_argument("--max-json-bytes", metavar="SIZE",
                        help="largest JSON body (default 16MiB)")
+    serve.add_argument("--allow-host", action="append", metavar="NAME",
+                       help="also answer requests whose Host is NAME (repeatable; "
+                       "*.example.com for subdomains, * for any); loopback names and the "
+                       "bound --host are always allowed")
+    serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
+                       help="let web pages from ORIGIN (https://app.example.com) call the "
+                       "server, with CORS (repeatable); requests from other origins are "
+                       "refused")
+    serve.add_argument("--query-timeout", type=float, metavar="SECONDS",
+                       help="stop a query, count or scan after this long (default 60)")
     serve.set_defaults(func=_server_command)
     gc = sub.add_parser("gc", help="find (and with --apply, remove) what crashes left behind")
     gc.add_argument("root", help="storage root")

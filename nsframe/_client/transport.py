@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import requests
+import urllib3
 
 from nsframe._client.wire import decode_json
 from nsframe._protocol import routes
@@ -142,41 +143,50 @@ class Transport:
         if content_type:
             headers["Content-Type"] = content_type
         attempts = self.retries + 1 if idempotent else 1
-        for attempt in range(attempts):
-            last = attempt == attempts - 1
+        # Waits between attempts come out of the call's own timeout (see `_pause`).
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        fresh_retry = idempotent
+        attempt = 0
+        while True:
+            last = attempt >= attempts - 1
             try:
                 resp = self._session.request(method, url, params=query, data=body,
                                              headers=headers, timeout=self.timeout,
                                              stream=stream)
             except requests.RequestException as exc:
+                if fresh_retry and _dropped(exc):
+                    # Most often a keep-alive connection the server had closed: a read is
+                    # sent again at once, once, on a fresh connection, whatever `retries`.
+                    fresh_retry = False
+                    continue
                 # A connection that failed (or broke) is retried; a slow answer is not,
                 # since the server may still be working on it.
-                if isinstance(exc, requests.ConnectionError) and not last:
-                    self._sleep(attempt, None)
+                if isinstance(exc, requests.ConnectionError) and not last \
+                        and self._pause(attempt, None, deadline):
+                    attempt += 1
                     continue
-                if isinstance(exc, requests.Timeout):
-                    raise RequestTimeoutError(
-                        f"{method} {url} got no answer within {self.timeout}s: the server is "
-                        "busy or unreachable; raise timeout= in connect() if the work is slow."
-                    ) from exc
-                raise TransportError(
-                    f"{method} {url} failed: could not talk to the server ({exc}). "
-                    "Check the URL and that the server is running."
-                ) from exc
-            if resp.status_code in RETRY_STATUSES and not last:
-                self._sleep(attempt, retry_after(resp.headers.get("Retry-After")))
+                raise _transport_error(method, url, exc, self.timeout,
+                                       write=not idempotent) from exc
+            if resp.status_code in RETRY_STATUSES and not last and self._pause(
+                    attempt, retry_after(resp.headers.get("Retry-After")), deadline):
                 resp.close()
+                attempt += 1
                 continue
             raise_for_response(resp)
             return resp
-        raise AssertionError("unreachable")  # pragma: no cover
 
-    def _sleep(self, attempt: int, hinted: float | None) -> None:
+    def _pause(self, attempt: int, hinted: float | None, deadline: float | None) -> bool:
+        """Wait before attempt ``attempt + 1``; False (no wait) when the wait would outlast
+        the call's timeout: a call with timeout=3 never sleeps 30 s on a Retry-After."""
         if hinted is not None:
             delay = hinted
         else:
             delay = self.backoff * (2 ** attempt) * (0.5 + random.random())
-        time.sleep(min(delay, MAX_RETRY_DELAY))
+        delay = min(delay, MAX_RETRY_DELAY)
+        if deadline is not None and time.monotonic() + delay > deadline:
+            return False
+        time.sleep(delay)
+        return True
 
     def call_json(self, method: str, template: str, ident: str | None = None, *,
                   idempotent: bool, **options: Any) -> Any:
@@ -247,3 +257,45 @@ def raise_for_response(resp: requests.Response) -> None:
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _never_sent(exc: requests.RequestException) -> bool:
+    """True when the request failed before any of it reached the server (it could not
+    connect): a write then certainly did nothing."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return True
+    reason = exc.args[0] if exc.args else None
+    reason = getattr(reason, "reason", reason)  # urllib3's MaxRetryError wraps the cause
+    return isinstance(reason, urllib3.exceptions.ConnectTimeoutError)  # NewConnectionError too
+
+
+def _dropped(exc: requests.RequestException) -> bool:
+    """A connection that broke before an answer came, once it was made (not a timeout)."""
+    return isinstance(exc, requests.ConnectionError) and not isinstance(exc, requests.Timeout) \
+        and not _never_sent(exc)
+
+
+def _transport_error(method: str, url: str, exc: requests.RequestException,
+                     timeout: float | None, *, write: bool) -> TransportError:
+    """The error for a request that got no answer. For a write whose request may have
+    reached the server (an answer that timed out, a connection dropped after sending),
+    it says the write may have been committed, and how to find out."""
+    if write and not _never_sent(exc):
+        why = f"no answer within {timeout}s" if isinstance(exc, requests.Timeout) \
+            else f"the connection broke ({exc})"
+        unknown = (
+            f"{method} {url} reached the server but got {why}, so the write may have been "
+            "committed. Check before sending it again: compare the table's version "
+            "(tbl.version) with its version before this write, or look for the rows."
+        )
+        cls = RequestTimeoutError if isinstance(exc, requests.Timeout) else TransportError
+        return cls(unknown)
+    if isinstance(exc, requests.Timeout):
+        return RequestTimeoutError(
+            f"{method} {url} got no answer within {timeout}s: the server is busy or "
+            "unreachable; raise timeout= in connect() if the work is slow."
+        )
+    return TransportError(
+        f"{method} {url} failed: could not talk to the server ({exc}). "
+        "Check the URL and that the server is running."
+    )

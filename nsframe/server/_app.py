@@ -14,7 +14,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nsframe.exceptions import ERROR_TYPES, APIError
 from nsframe.server._config import ServerConfig
+from nsframe.server._http.capacity import Capacity
 from nsframe.server._http.errors import error_response, handle_api_error, handle_unexpected
+from nsframe.server._http.guard import ErrorGuard
 from nsframe.server._http.transactions import TransactionLog
 from nsframe.server._routes import ROUTES
 from nsframe.server._security import auth as _auth
@@ -91,4 +93,7 @@ def create_app(
     app.state.transactions = TransactionLog()
     app.state.max_json_bytes = config.max_json_bytes
     app.state.max_arrow_bytes = config.max_arrow_bytes
-    return StripTrailingSlash(_auth.wrap(app, config))
+    app.state.capacity = Capacity(config.limits)
+    # ErrorGuard outermost: no exception from any layer reaches uvicorn, which would close
+    # the connection (see `_http.guard`).
+    return ErrorGuard(StripTrailingSlash(_auth.wrap(app, config)))

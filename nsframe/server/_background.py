@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import socket
@@ -63,6 +64,9 @@ def serve_in_thread(
         config = ServerConfig.build(root, **options)
     if token is not None:
         config = config.with_token(secrets.token_urlsafe(32) if token == "generate" else token)
+    if host not in config.allow_hosts:
+        # The bound address is a name the server answers to (see `_security.browser`).
+        config = dataclasses.replace(config, allow_hosts=[*config.allow_hosts, host])
     app = create_app(config=config)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not the default 0: asyncio turns on TCP_NODELAY only for sockets that

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nsframe._protocol.defaults import DEFAULT_ROOT
+from nsframe.server._limits import Limits
 
 DEFAULT_MAX_JSON_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_ARROW_BYTES = 64 * 1024 * 1024 * 1024
@@ -69,12 +70,20 @@ class ServerConfig:
     max_arrow_bytes: int = DEFAULT_MAX_ARROW_BYTES
     # The token an embedded server generated for itself (see `embedded`).
     own_token: str | None = None
+    # Browser safety (`_security.browser`): host names the Host header may carry besides
+    # the loopback ones (``*.example.com`` matches subdomains, ``*`` any), and the web
+    # origins allowed to call (``https://app.example.com``); any other Origin is refused.
+    allow_hosts: list[str] = field(default_factory=list)
+    allow_origins: list[str] = field(default_factory=list)
+    limits: Limits = field(default_factory=Limits)
 
     def __post_init__(self) -> None:
         self.api_keys = _as_credentials(self.api_keys)
         self.tokens = _as_credentials(self.tokens)
         self.max_json_bytes = parse_size(self.max_json_bytes)
         self.max_arrow_bytes = parse_size(self.max_arrow_bytes)
+        if isinstance(self.limits, dict):
+            self.limits = Limits.from_mapping(self.limits, "limits")
 
     @classmethod
     def build(cls, root: str | os.PathLike[str] | None = None, **options: Any) -> ServerConfig:
@@ -112,5 +121,7 @@ class ServerConfig:
             f"ServerConfig(root={os.fspath(self.root)!r}, databases={sorted(self.databases)!r}, "
             f"api_keys=<{len(self.api_keys)} configured>, tokens=<{len(self.tokens)} configured>, "
             f"jwt={'<configured>' if self.jwt else None}, require_auth={self.require_auth}, "
-            f"max_json_bytes={self.max_json_bytes}, max_arrow_bytes={self.max_arrow_bytes})"
+            f"max_json_bytes={self.max_json_bytes}, max_arrow_bytes={self.max_arrow_bytes}, "
+            f"allow_hosts={self.allow_hosts!r}, allow_origins={self.allow_origins!r}, "
+            f"limits={self.limits!r})"
         )

@@ -7,6 +7,12 @@ File format (every member optional; relative paths are relative to the file)::
     require_auth = false
     max_json_bytes = "16MiB"
     max_body_bytes = "64GiB"           # Arrow inserts
+    allow_hosts = ["nsframe.example.com"]    # Host names besides the loopback ones
+    allow_origins = ["https://app.example.com"]  # web pages that may call the server
+
+    [limits]                           # see `nsframe.server._limits.Limits`
+    query_timeout = 60
+    max_k = 10000
 
     [databases]                        # picked by x-service-database or the host name
     sales = "/srv/nsframe/sales"
@@ -30,6 +36,8 @@ Credentials are never taken from a URL.
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -38,6 +46,7 @@ from typing import Any
 
 from nsframe._protocol.defaults import API_KEYS_ENV
 from nsframe.server._config import ServerConfig, parse_size
+from nsframe.server._limits import Limits
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -47,6 +56,7 @@ else:  # pragma: no cover - Python 3.10
 TOP_LEVEL = frozenset({
     "root", "databases", "database_from_host", "require_auth", "max_json_bytes",
     "max_body_bytes", "max_arrow_bytes", "api_keys", "tokens", "jwt",
+    "allow_hosts", "allow_origins", "limits",
 })
 
 
@@ -113,6 +123,16 @@ def load_config_file(path: str | os.PathLike[str],
     for name in ("max_body_bytes", "max_arrow_bytes"):
         if name in raw:
             options["max_arrow_bytes"] = parse_size(raw[name])
+    for names in ("allow_hosts", "allow_origins"):
+        if names in raw:
+            if not isinstance(raw[names], list) or not all(isinstance(n, str)
+                                                           for n in raw[names]):
+                raise ValueError(f"{file}: {names} must be an array of strings")
+            options[names] = list(raw[names])
+    if "limits" in raw:
+        if not isinstance(raw["limits"], dict):
+            raise ValueError(f"{file}: [limits] must be a table")
+        options["limits"] = Limits.from_mapping(raw["limits"], f"{file}: [limits]")
     if "api_keys" in raw:
         options["api_keys"] = _credentials(raw["api_keys"], "key", environ)
     if "tokens" in raw:
@@ -134,3 +154,35 @@ def add_keys(config: ServerConfig, keys: Iterable[str]) -> None:
     """Add full-access API keys; a key the file already scopes keeps its scope."""
     for key in keys:
         config.api_keys.setdefault(key, {"name": f"api key #{len(config.api_keys) + 1}"})
+
+
+def config_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfig:
+    """The config of `nsframe serve`: ``--config``, then the environment, then the flags."""
+    config = (load_config_file(args.config, environ) if args.config
+              else ServerConfig())
+    if args.root is not None:
+        config.root = args.root
+    add_keys(config, keys_from_env(environ))
+    add_keys(config, args.api_key or [])
+    for entry in args.database or []:
+        name, sep, path = entry.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise ValueError(f"--database takes NAME=PATH, got {entry!r}")
+        config.databases[name.strip()] = path.strip()
+    if args.database_from_host:
+        config.database_from_host = True
+    if args.max_json_bytes is not None:
+        config.max_json_bytes = parse_size(args.max_json_bytes)
+    if args.max_body_bytes is not None:
+        config.max_arrow_bytes = parse_size(args.max_body_bytes)
+    config.allow_hosts.extend(args.allow_host or [])
+    config.allow_origins.extend(args.allow_origin or [])
+    if args.host not in ("0.0.0.0", "::", ""):
+        # The bound address is always a name the server answers to.
+        config.allow_hosts.append(args.host)
+    if args.query_timeout is not None:
+        if args.query_timeout <= 0:
+            raise ValueError(f"--query-timeout must be above 0, got {args.query_timeout}")
+        config.limits = dataclasses.replace(config.limits,
+                                            query_timeout=args.query_timeout)
+    return config

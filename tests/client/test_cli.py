@@ -168,6 +168,9 @@ def test_config_file_scopes_databases_and_limits(tmp_path: Path) -> None:
     config.write_text(
         'root = "../main"\n'
         "max_json_bytes = \"2KiB\"\n"
+        'allow_hosts = ["*.example.test"]\n'
+        "[limits]\n"
+        "max_k = 50\n"
         "[databases]\n"
         'sales = "../sales"\n'
         "[[api_keys]]\n"
@@ -198,6 +201,13 @@ def test_config_file_scopes_databases_and_limits(tmp_path: Path) -> None:
         resp = requests.post(f"{url}/v1/namespace/big/create", headers=admin,
                              json={"properties": {"b": "x" * 4000}})
         assert_error(resp, 413)
+        # A host name not allowed is refused; the [limits] table is read.
+        resp = requests.post(f"{url}/v1/namespace/r/exists", json={},
+                             headers={**admin, "Host": "sales.elsewhere.test"})
+        assert "--allow-host" in assert_error(resp, 400, 13)["detail"]
+        resp = requests.post(f"{url}/v1/table/q$t/query", headers=admin,
+                             json={"vector": [1.0], "k": 51})
+        assert "max_k" in assert_error(resp, 400, 13)["detail"]
 
 
 def test_max_flags_override_defaults(tmp_path: Path) -> None:

@@ -270,7 +270,7 @@ def test_read_only_key_reads_but_cannot_write(hs_server: RunningServer) -> None:
     assert create_ns(url, name, key(FULL_KEY)).status_code == 200
     table = f"{url}/v1/table/{name}$t"
     resp = requests.post(f"{table}/create", data=ipc_stream({"id": [1, 2, 3]}),
-                         headers=key(FULL_KEY))
+                         headers={**ARROW, **key(FULL_KEY)})
     assert resp.status_code == 200, resp.text
     reader = key(READ_KEY)
     assert requests.post(f"{table}/describe", json={}, headers=reader).status_code == 200
@@ -278,7 +278,8 @@ def test_read_only_key_reads_but_cannot_write(hs_server: RunningServer) -> None:
     listed = requests.get(f"{url}/v1/namespace/{name}/table/list", headers=reader)
     assert listed.json()["tables"] == ["t"]
     writes = [
-        requests.post(f"{table}/insert", data=ipc_stream({"id": [4]}), headers=reader),
+        requests.post(f"{table}/insert", data=ipc_stream({"id": [4]}),
+                      headers={**ARROW, **reader}),
         requests.post(f"{table}/delete", json={"predicate": "id > 0"}, headers=reader),
         requests.post(f"{table}/drop", json={}, headers=reader),
         requests.post(f"{url}/v1/table/{name}$u/declare", json={}, headers=reader),
@@ -298,7 +299,7 @@ def test_prefix_limited_key_stays_in_its_namespace(hs_server: RunningServer) -> 
     inside = f"sales${unique()}"
     assert create_ns(url, inside, sales).status_code == 200
     resp = requests.post(f"{url}/v1/table/{inside}$t/create", data=ipc_stream({"x": [1]}),
-                         headers=sales)
+                         headers={**ARROW, **sales})
     assert resp.status_code == 200, resp.text
     # A different delimiter names the same table.
     dotted = inside.replace("$", ".")

@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from nsframe.server import RunningServer, serve_in_thread
-from tests.support import assert_error, ipc_stream
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream
 
 KEY = "db-" + secrets.token_hex(16)
 SALES_ONLY_KEY = "sales-only-" + secrets.token_hex(16)
@@ -29,6 +29,8 @@ def multi(roots: dict[str, Path]) -> Iterator[RunningServer]:
         roots[""], databases={"sales": roots["sales"], "eu": roots["eu"]},
         database_from_host=True,
         api_keys={KEY: {}, SALES_ONLY_KEY: {"databases": ["sales"]}},
+        # The host names that pick a database must be names the server answers to.
+        allow_hosts=["*.example.test"],
     ) as running:
         yield running
 
@@ -62,7 +64,7 @@ def test_header_picks_the_database(multi: RunningServer, roots: dict[str, Path])
     assert not ns_dir(roots[""], "ledger").exists()
     assert not ns_dir(roots["eu"], "ledger").exists()
     resp = call(multi, "/v1/table/ledger$t/create", database="sales",
-                data=ipc_stream({"amount": [10, 20, 30]}))
+                data=ipc_stream({"amount": [10, 20, 30]}), headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     assert call(multi, "/v1/table/ledger$t/count_rows", database="sales").json() == 3
     assert exists(multi, "ledger", database="sales")
@@ -121,7 +123,8 @@ def test_key_limited_to_a_database(multi: RunningServer) -> None:
 def test_tables_listing_is_per_database(multi: RunningServer) -> None:
     for database, name in (("sales", "s_only"), ("eu", "e_only")):
         resp = requests.post(f"{multi.url}/v1/tables/{name}", data=ipc_stream({"a": [1]}),
-                             headers={"x-api-key": KEY, "x-service-database": database})
+                             headers={"x-api-key": KEY, "x-service-database": database,
+                                      **ARROW_HEADERS})
         assert resp.status_code == 200, resp.text
     sales = requests.get(f"{multi.url}/v1/tables",
                          headers={"x-api-key": KEY, "x-service-database": "sales"}).json()
@@ -131,10 +134,12 @@ def test_tables_listing_is_per_database(multi: RunningServer) -> None:
     assert "e_only" in eu["tables"] and "s_only" not in eu["tables"]
 
 
-def test_host_name_is_ignored_without_database_from_host(base_url: str,
-                                                         http: requests.Session) -> None:
+def test_host_name_is_ignored_without_database_from_host(tmp_path: Path) -> None:
     name = f"h{secrets.token_hex(4)}"
-    resp = http.post(f"{base_url}/v1/namespace/{name}/create", json={},
-                     headers={"Host": "sales.example.test"})
-    assert resp.status_code == 200
-    assert http.post(f"{base_url}/v1/namespace/{name}/exists", json={}).status_code == 200
+    with serve_in_thread(tmp_path, databases={"sales": tmp_path / "sales"},
+                         allow_hosts=["sales.example.test"]) as server:
+        resp = requests.post(f"{server.url}/v1/namespace/{name}/create", json={},
+                             headers={"Host": "sales.example.test"})
+        assert resp.status_code == 200
+        resp = requests.post(f"{server.url}/v1/namespace/{name}/exists", json={})
+        assert resp.status_code == 200

@@ -8,8 +8,9 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from tests.support import assert_error, ipc_stream
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream
 
+JSON_HEADERS = {"Content-Type": "application/json"}
 MEMBERS = {"type", "title", "status", "detail", "instance", "code", "error"}
 
 
@@ -31,7 +32,8 @@ def _check_body(resp: requests.Response, status: int, code: int, type_: str,
 @pytest.fixture
 def table(http: requests.Session, base_url: str, ns: str) -> str:
     resp = http.post(f"{base_url}/v1/table/{ns}$t/create",
-                     data=ipc_stream({"id": [1, 2, 3], "name": ["a", "b", "c"]}))
+                     data=ipc_stream({"id": [1, 2, 3], "name": ["a", "b", "c"]}),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     return f"{ns}$t"
 
@@ -62,7 +64,8 @@ def test_409_bodies(http: requests.Session, base_url: str, ns: str, table: str) 
     body = _check_body(http.post(base_url + path, json={}), 409, 2, "/errors/conflict", path)
     assert ns in body["detail"]
     path = f"/v1/table/{table}/create"
-    _check_body(http.post(base_url + path, data=ipc_stream({"id": [1]})), 409, 5,
+    _check_body(http.post(base_url + path, data=ipc_stream({"id": [1]}),
+                          headers=ARROW_HEADERS), 409, 5,
                 "/errors/conflict", path)
     path = f"/v1/namespace/{ns}/drop"
     body = _check_body(http.post(base_url + path, json={}), 409, 3, "/errors/conflict", path)
@@ -144,14 +147,14 @@ def test_json_that_is_not_an_object_is_400(
 def test_lone_surrogate_in_json_is_400(
     http: requests.Session, base_url: str, ns: str, raw: bytes
 ) -> None:
-    resp = http.post(f"{base_url}/v1/namespace/{ns}$a/create", data=raw)
+    resp = http.post(f"{base_url}/v1/namespace/{ns}$a/create", data=raw, headers=JSON_HEADERS)
     assert "surrogate" in assert_error(resp, 400, 13)["detail"]
     assert http.post(f"{base_url}/v1/namespace/{ns}$a/exists", json={}).status_code == 404
 
 
 def test_deeply_nested_json_is_400(http: requests.Session, base_url: str, ns: str) -> None:
     raw = b'{"properties": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
-    resp = http.post(f"{base_url}/v1/namespace/{ns}$a/create", data=raw)
+    resp = http.post(f"{base_url}/v1/namespace/{ns}$a/create", data=raw, headers=JSON_HEADERS)
     assert_error(resp, 400, 13)
 
 
@@ -234,9 +237,10 @@ def test_huge_integer_is_a_client_error(
                  id="parse-error"),
     pytest.param("/v1/table/{t}/delete", {"json": {"predicate": "id IN ("}}, 400, 13,
                  id="delete-parse"),
-    pytest.param("/v1/table/{t}/insert", {"data": b"\x00" * 64}, 400, 13, id="bad-arrow"),
-    pytest.param("/v1/table/{t}/insert", {"data": ipc_stream({"id": ["x"]})}, 400, 20,
-                 id="mismatch"),
+    pytest.param("/v1/table/{t}/insert", {"data": b"\x00" * 64, "headers": ARROW_HEADERS},
+                 400, 13, id="bad-arrow"),
+    pytest.param("/v1/table/{t}/insert", {"data": ipc_stream({"id": ["x"]}),
+                                          "headers": ARROW_HEADERS}, 400, 20, id="mismatch"),
     pytest.param("/v1/table/{t}/describe", {"json": {"version": 77}}, 404, 11,
                  id="missing-version"),
 ])

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 import requests
 
-from tests.support import assert_error, ipc_stream
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream
 
 ARROW_STREAM = {"Content-Type": "application/vnd.apache.arrow.stream"}
 SCHEMA = pa.schema([
@@ -45,7 +45,8 @@ def _multi_batch_stream(table: pa.Table, rows_per_batch: int) -> bytes:
 def table(http: requests.Session, base_url: str, ns: str) -> str:
     """A table of 10 rows (ids 0-9) at version 1."""
     ident = f"{ns}$t"
-    resp = http.post(f"{base_url}/v1/table/{ident}/create", data=ipc_stream(_rows(10)))
+    resp = http.post(f"{base_url}/v1/table/{ident}/create", data=ipc_stream(_rows(10)),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     return ident
 
@@ -356,7 +357,8 @@ def test_insert_streams_the_body(http: requests.Session, base_url: str, ns: str)
     ident = f"{ns}$big"
     schema = pa.schema([pa.field("id", pa.int64()),
                         pa.field("vec", pa.list_(pa.float32(), VECTOR_DIM))])
-    resp = http.post(f"{base_url}/v1/table/{ident}/create", data=ipc_stream(schema.empty_table()))
+    resp = http.post(f"{base_url}/v1/table/{ident}/create", data=ipc_stream(schema.empty_table()),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     # Warm up the write path (thread pools, allocator arenas) with a small insert.
     body, _ = _big_stream(20 * 2**20)

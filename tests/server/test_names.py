@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from tests.support import assert_error, ipc_stream
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream
 
 # Each is sent percent-encoded as one identifier part; the server sees the decoded text.
 # ('.' and '..' go encoded, else the client resolves them; test_raw_dot_segments sends
@@ -93,10 +93,13 @@ def test_bad_table_name_is_400(
 ) -> None:
     before = _namespaces_under(root, ns)
     stream = ipc_stream({"x": [1]})
-    assert_error(http.post(f"{base_url}/v1/table/{ns}${part}/create", data=stream), 400, 13)
+    assert_error(http.post(f"{base_url}/v1/table/{ns}${part}/create", data=stream,
+                           headers=ARROW_HEADERS), 400, 13)
     assert_error(http.post(f"{base_url}/v1/table/{ns}${part}/declare", json={}), 400, 13)
-    assert_error(http.post(f"{base_url}/v1/table/{ns}${part}/insert", data=stream), 400, 13)
-    assert_error(http.post(f"{base_url}/v1/table/{part}$t/create", data=stream), 400, 13)
+    assert_error(http.post(f"{base_url}/v1/table/{ns}${part}/insert", data=stream,
+                           headers=ARROW_HEADERS), 400, 13)
+    assert_error(http.post(f"{base_url}/v1/table/{part}$t/create", data=stream,
+                           headers=ARROW_HEADERS), 400, 13)
     assert_error(http.post(f"{base_url}/v1/table/{ns}${part}/drop", json={}), 400, 13)
     assert_error(http.post(f"{base_url}/v1/namespace/{ns}${part}/drop", json={}), 400, 13)
     assert _namespaces_under(root, ns) == before
@@ -161,7 +164,8 @@ def test_deep_nesting_that_exceeds_path_limits_is_400(
     parent = ident.rsplit("$", 1)[0]
     resp = http.post(f"{base_url}/v1/table/{parent}${long}/declare", json={})
     assert "nests too deep" in assert_error(resp, 400, 13)["detail"]
-    resp = http.post(f"{base_url}/v1/table/{ident}$t/create", data=ipc_stream({"x": [1]}))
+    resp = http.post(f"{base_url}/v1/table/{ident}$t/create", data=ipc_stream({"x": [1]}),
+                     headers=ARROW_HEADERS)
     assert "nests too deep" in assert_error(resp, 400, 13)["detail"]
     drop = http.post(f"{base_url}/v1/namespace/{ns}/drop", json={"behavior": "cascade"})
     assert drop.status_code == 200, drop.text
@@ -191,9 +195,10 @@ def test_unusual_but_safe_names_work(
     assert resp.status_code == 200, resp.text
     assert http.get(f"{base_url}/v1/namespace/{ns}/list").json()["namespaces"] == [name]
     resp = http.post(f"{base_url}/v1/table/{ns}${name}$t/create",
-                     data=ipc_stream({"x": [1, 2]}))
+                     data=ipc_stream({"x": [1, 2]}), headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
-    resp = http.post(f"{base_url}/v1/table/{ns}${name}/create", data=ipc_stream({"y": [7]}))
+    resp = http.post(f"{base_url}/v1/table/{ns}${name}/create", data=ipc_stream({"y": [7]}),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     assert http.post(f"{base_url}/v1/table/{ns}${name}$t/count_rows", json={}).json() == 2
     assert http.post(f"{base_url}/v1/table/{ns}${name}/count_rows", json={}).json() == 1

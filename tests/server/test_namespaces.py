@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.support import assert_error, ipc_stream, table_location
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream, table_location
 from tests.support.paging import walk_pages
 
 
@@ -43,7 +43,8 @@ def _children(http: requests.Session, base_url: str, ident: str, **params: Any) 
 
 
 def _make_table(http: requests.Session, base_url: str, ident: str) -> None:
-    resp = http.post(f"{base_url}/v1/table/{ident}/create", data=ipc_stream({"x": [1, 2, 3]}))
+    resp = http.post(f"{base_url}/v1/table/{ident}/create", data=ipc_stream({"x": [1, 2, 3]}),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
 
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 import requests
 
-from tests.support import assert_error, ipc_stream, read_ipc_file
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream, read_ipc_file
 
 DIM = 8
 
@@ -31,10 +31,12 @@ def _post(http: requests.Session, url: str, body: dict[str, Any]) -> dict[str, A
 
 
 def _many_small_inserts(http: requests.Session, base_url: str, table: str) -> None:
-    create = http.post(f"{base_url}/v1/table/{table}/create", data=ipc_stream(_rows(0, 50)))
+    create = http.post(f"{base_url}/v1/table/{table}/create", data=ipc_stream(_rows(0, 50)),
+                       headers=ARROW_HEADERS)
     assert create.status_code == 200, create.text
     for i in range(1, 12):
-        resp = http.post(f"{base_url}/v1/table/{table}/insert", data=ipc_stream(_rows(i * 50, 50)))
+        resp = http.post(f"{base_url}/v1/table/{table}/insert", data=ipc_stream(_rows(i * 50, 50)),
+                         headers=ARROW_HEADERS)
         assert resp.status_code == 200, resp.text
 
 
@@ -72,12 +74,14 @@ def test_optimize_brings_rows_appended_after_an_index_into_it(
     http: requests.Session, base_url: str, ns: str
 ) -> None:
     t = f"{ns}$idx"
-    create = http.post(f"{base_url}/v1/table/{t}/create", data=ipc_stream(_rows(0, 512)))
+    create = http.post(f"{base_url}/v1/table/{t}/create", data=ipc_stream(_rows(0, 512)),
+                       headers=ARROW_HEADERS)
     assert create.status_code == 200, create.text
     _post(http, f"{base_url}/v1/table/{t}/create_index",
           {"column": "vector", "index_type": "IVF_FLAT", "num_partitions": 2, "name": "vi"})
     late = _rows(10_000, 64)
-    assert http.post(f"{base_url}/v1/table/{t}/insert", data=ipc_stream(late)).status_code == 200
+    assert http.post(f"{base_url}/v1/table/{t}/insert", data=ipc_stream(late),
+                     headers=ARROW_HEADERS).status_code == 200
     stats = _post(http, f"{base_url}/v1/table/{t}/index/vi/stats", {})
     assert stats["num_unindexed_rows"] == 64
 
@@ -96,11 +100,11 @@ def test_optimize_without_indices_leaves_them_stale(
 ) -> None:
     t = f"{ns}$noidx"
     assert http.post(f"{base_url}/v1/table/{t}/create",
-                     data=ipc_stream(_rows(0, 256))).status_code == 200
+                     data=ipc_stream(_rows(0, 256)), headers=ARROW_HEADERS).status_code == 200
     _post(http, f"{base_url}/v1/table/{t}/create_scalar_index",
           {"column": "id", "index_type": "BTREE", "name": "by_id"})
     assert http.post(f"{base_url}/v1/table/{t}/insert",
-                     data=ipc_stream(_rows(256, 10))).status_code == 200
+                     data=ipc_stream(_rows(256, 10)), headers=ARROW_HEADERS).status_code == 200
     _post(http, f"{base_url}/v1/table/{t}/optimize", {"optimize_indices": False})
     stats = _post(http, f"{base_url}/v1/table/{t}/index/by_id/stats", {})
     assert stats["num_unindexed_rows"] == 10

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pytest
 import requests
 
-from tests.support import assert_error, ipc_stream, table_location
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream, table_location
 from tests.support.querykit import (
     brute_force,
     create_table,
@@ -415,7 +415,7 @@ def test_branch_query(http: requests.Session, base_url: str, ns: str) -> None:
     created = http.post(f"{base_url}/v1/table/{t}/branches/create", json={"name": "dev"})
     assert created.status_code == 200, created.text
     resp = http.post(f"{base_url}/v1/table/{t}/insert", params={"branch": "dev"},
-                     data=ipc_stream(pa.table({"id": pa.array([100])})))
+                     data=ipc_stream(pa.table({"id": pa.array([100])})), headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     assert query(http, base_url, t, {"branch": "dev"}).num_rows == 6
     assert query(http, base_url, t, {"branch": "main"}).num_rows == 5

@@ -16,13 +16,14 @@ import requests
 
 from nsframe.server._http.handler import Call
 from nsframe.server._routes import ROUTES
-from tests.support import assert_error, ipc_stream
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream
 
 
 @pytest.fixture
 def table(http: requests.Session, base_url: str, ns: str) -> str:
     resp = http.post(f"{base_url}/v1/table/{ns}$t/create",
-                     data=ipc_stream({"id": [1, 2, 3], "text": ["a", "b", "c"]}))
+                     data=ipc_stream({"id": [1, 2, 3], "text": ["a", "b", "c"]}),
+                         headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     return f"{ns}$t"
 
@@ -136,10 +137,12 @@ def test_positive_build_options_refuse_zero(
     pytest.param("/v1/namespace/{ns}/drop", {"json": {"behavior": "force"}}, "'behavior'",
                  "Restrict, Cascade", id="namespace-drop-behavior"),
     pytest.param("/v1/table/{ns}$n/create", {"params": {"mode": "upsert"},
-                                              "data": ipc_stream({"id": [1]})},
+                                              "data": ipc_stream({"id": [1]}),
+                                              "headers": ARROW_HEADERS},
                  "query parameter 'mode'", "Create, ExistOk, Overwrite", id="table-create"),
     pytest.param("/v1/table/{t}/insert", {"params": {"mode": "merge"},
-                                          "data": ipc_stream({"id": [9], "text": ["z"]})},
+                                          "data": ipc_stream({"id": [9], "text": ["z"]}),
+                                          "headers": ARROW_HEADERS},
                  "query parameter 'mode'", "Append, Overwrite", id="insert"),
     pytest.param("/v1/table/{t}/query", {"json": {"distance_type": "manhattan"}},
                  "'distance_type'", "cosine", id="query-distance"),

@@ -14,7 +14,7 @@ import pyarrow as pa
 import requests
 
 from nsframe.server._storage.writes import DEFAULT_TARGET_ROWS
-from tests.support import assert_error, ipc_stream, table_location
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream, table_location
 from tests.support.querykit import create_table, insert, ok, post
 
 PERCENTILES = (25, 50, 75, 99)
@@ -159,7 +159,7 @@ def test_a_branch_has_its_own_stats(http: requests.Session, base_url: str, ns: s
     ok(post(http, base_url, table, "branches/create", {"name": "exp"}))
     assert stats(http, base_url, table, "exp") == main_before  # a branch starts as a copy
     ok(http.post(f"{base_url}/v1/table/{table}/insert", params={"branch": "exp"},
-                 data=ipc_stream(ids(30, 3))))
+                 data=ipc_stream(ids(30, 3)), headers=ARROW_HEADERS))
     ok(post(http, base_url, table, "delete", {"predicate": "id < 4", "branch": "exp"}))
     ok(post(http, base_url, table, "create_scalar_index",
             {"column": "id", "index_type": "BTREE"}, branch="exp"))

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 import requests
 
-from tests.support import assert_error, data_folders, ipc_stream, table_location
+from tests.support import ARROW_HEADERS, assert_error, data_folders, ipc_stream, table_location
 
 SCHEMA = pa.schema([
     pa.field("id", pa.int64(), nullable=False),
@@ -116,7 +116,8 @@ def test_create_from_empty_stream(http: requests.Session, base_url: str, ns: str
                      "ts": pa.array([0], pa.timestamp("us", tz="UTC")),
                      "tags": pa.array([["a"]]),
                      "emb": pa.array([[0.5] * 8], pa.list_(pa.float16(), 8))}, schema=schema)
-    resp = http.post(f"{base_url}/v1/table/{ns}$empty/insert", data=ipc_stream(data))
+    resp = http.post(f"{base_url}/v1/table/{ns}$empty/insert", data=ipc_stream(data),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     assert _count(http, base_url, f"{ns}$empty") == 1
 
@@ -163,9 +164,11 @@ def test_create_bad_mode_or_body_is_400(
     err = assert_error(_create(http, base_url, f"{ns}$t", _rows(1), mode="upsert"), 400, 13)
     assert "mode" in err["detail"]
     before = data_folders(root)
-    resp = http.post(f"{base_url}/v1/table/{ns}$t/create", data=b"not arrow at all")
+    resp = http.post(f"{base_url}/v1/table/{ns}$t/create", data=b"not arrow at all",
+                     headers=ARROW_HEADERS)
     assert_error(resp, 400, 13)
-    resp = http.post(f"{base_url}/v1/table/{ns}$t/create", data=ipc_stream(_rows(100))[:-200])
+    resp = http.post(f"{base_url}/v1/table/{ns}$t/create", data=ipc_stream(_rows(100))[:-200],
+                     headers=ARROW_HEADERS)
     assert_error(resp, 400, 13)
     assert not _exists(http, base_url, f"{ns}$t")
     assert data_folders(root) == before
@@ -217,7 +220,8 @@ def test_insert_into_declared_creates(
     http: requests.Session, base_url: str, ns: str, root: Path
 ) -> None:
     assert http.post(f"{base_url}/v1/table/{ns}$d/declare", json={}).status_code == 200
-    resp = http.post(f"{base_url}/v1/table/{ns}$d/insert", data=ipc_stream(_rows(4)))
+    resp = http.post(f"{base_url}/v1/table/{ns}$d/insert", data=ipc_stream(_rows(4)),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     assert resp.json()["num_inserted_rows"] == 4
     assert table_location(http, base_url, f"{ns}$d").is_dir()
@@ -226,7 +230,8 @@ def test_insert_into_declared_creates(
     assert info["stats"]["num_rows"] == 4
     assert _decoded_schema(info["arrow_schema"]) == SCHEMA
     assert _tables(http, base_url, ns, include_declared="false") == ["d"]
-    resp = http.post(f"{base_url}/v1/table/{ns}$d/insert", data=ipc_stream(_rows(2, 10)))
+    resp = http.post(f"{base_url}/v1/table/{ns}$d/insert", data=ipc_stream(_rows(2, 10)),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     assert _count(http, base_url, f"{ns}$d") == 6
 
@@ -243,7 +248,8 @@ def test_failed_insert_into_declared_keeps_it_declared(
 ) -> None:
     assert http.post(f"{base_url}/v1/table/{ns}$d/declare", json={}).status_code == 200
     before = data_folders(root)
-    resp = http.post(f"{base_url}/v1/table/{ns}$d/insert", data=ipc_stream(_rows(100))[:-100])
+    resp = http.post(f"{base_url}/v1/table/{ns}$d/insert", data=ipc_stream(_rows(100))[:-100],
+                     headers=ARROW_HEADERS)
     assert_error(resp, 400, 13)
     assert _describe(http, base_url, f"{ns}$d")["is_only_declared"] is True
     assert data_folders(root) == before
@@ -320,7 +326,8 @@ def test_list_all_tables(http: requests.Session, base_url: str, ns: str) -> None
 # ----------------------------------------------------------- describe and exists
 def test_describe_tracks_versions(http: requests.Session, base_url: str, ns: str) -> None:
     assert _create(http, base_url, f"{ns}$t", _rows(3)).status_code == 200
-    resp = http.post(f"{base_url}/v1/table/{ns}$t/insert", data=ipc_stream(_rows(2, 3)))
+    resp = http.post(f"{base_url}/v1/table/{ns}$t/insert", data=ipc_stream(_rows(2, 3)),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     info = _describe(http, base_url, f"{ns}$t")
     assert info["version"] == 2
@@ -421,7 +428,8 @@ def test_count_rows_get_and_post(http: requests.Session, base_url: str, ns: str)
     assert http.post(url, json={"predicate": "id >= 15"}).json() == 5
     assert http.post(url, json={"filter": "id >= 15 AND id < 17"}).json() == 2
     assert http.post(url, json={"predicate": "id > 100"}).json() == 0
-    resp = http.post(f"{base_url}/v1/table/{ns}$t/insert", data=ipc_stream(_rows(5, 20)))
+    resp = http.post(f"{base_url}/v1/table/{ns}$t/insert", data=ipc_stream(_rows(5, 20)),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     assert http.get(url).json() == 25
     assert http.get(url, params={"version": 1}).json() == 20
@@ -477,7 +485,7 @@ def test_concurrent_creates_one_wins(http: requests.Session, base_url: str, ns: 
 def test_failed_create_with_properties_leaves_nothing(
     http: requests.Session, base_url: str, ns: str
 ) -> None:
-    resp = http.post(f"{base_url}/v1/table/{ns}$t/create", data=b"not arrow",
+    resp = http.post(f"{base_url}/v1/table/{ns}$t/create", data=b"not arrow", headers=ARROW_HEADERS,
                      params={"properties": '{"owner": "ann"}'})
     assert_error(resp, 400, 13)
     assert not _exists(http, base_url, f"{ns}$t")
@@ -498,7 +506,7 @@ def test_concurrent_first_inserts_into_declared_keep_all_rows(
     def insert(i: int) -> requests.Response:
         with requests.Session() as session:
             return session.post(f"{base_url}/v1/table/{ns}$d/insert",
-                                data=ipc_stream(_rows(10, i * 10)))
+                                data=ipc_stream(_rows(10, i * 10)), headers=ARROW_HEADERS)
 
     with ThreadPoolExecutor(max_workers=5) as pool:
         responses = list(pool.map(insert, range(5)))
@@ -511,7 +519,7 @@ def test_properties_survive_creation(http: requests.Session, base_url: str, ns: 
     resp = http.post(f"{base_url}/v1/table/{ns}$d/declare", json={"properties": {"k": "v"}})
     assert resp.status_code == 200, resp.text
     assert http.post(f"{base_url}/v1/table/{ns}$d/insert",
-                     data=ipc_stream(_rows(1))).status_code == 200
+                     data=ipc_stream(_rows(1)), headers=ARROW_HEADERS).status_code == 200
     info = _describe(http, base_url, f"{ns}$d")
     assert info["is_only_declared"] is False
     assert info["properties"] == {"k": "v"}
@@ -542,7 +550,7 @@ def test_listing_never_shows_a_table_being_dropped(
             assert _create(http, base_url, f"{ns}${name}", many_files).status_code == 200
             for start in range(0, 200, 10):  # many small fragments: a slow rmtree
                 resp = http.post(f"{base_url}/v1/table/{ns}${name}/insert",
-                                 data=ipc_stream(_rows(1, start)))
+                                 data=ipc_stream(_rows(1, start)), headers=ARROW_HEADERS)
                 assert resp.status_code == 200, resp.text
             assert http.post(f"{base_url}/v1/table/{ns}${name}/drop",
                              json={}).status_code == 200

@@ -21,7 +21,7 @@ import pyarrow as pa
 import requests
 
 from nsframe.server import serve_in_thread
-from tests.support import ipc_stream
+from tests.support import ARROW_HEADERS, ipc_stream
 
 from ._servers import REPO
 
@@ -55,9 +55,10 @@ def test_gc_finds_what_crashes_leave_and_keeps_every_version(tmp_path: Path) -> 
         assert http.post(f"{url}/v1/namespace/doomed/create", json={}).status_code == 200
         for ns in ("keep", "doomed"):
             made = http.post(f"{url}/v1/table/{ns}$t/create",
-                             data=ipc_stream({"id": [1, 2, 3]}))
+                             data=ipc_stream({"id": [1, 2, 3]}), headers=ARROW_HEADERS)
             assert made.status_code == 200, made.text
-        more = http.post(f"{url}/v1/table/keep$t/insert", data=ipc_stream({"id": [4]}))
+        more = http.post(f"{url}/v1/table/keep$t/insert", data=ipc_stream({"id": [4]}),
+                         headers=ARROW_HEADERS)
         assert more.json()["version"] == 2
         location = Path(http.post(f"{url}/v1/table/keep$t/describe", json={})
                         .json()["location"])

@@ -17,6 +17,9 @@ from typing import Any
 import pyarrow as pa
 import requests
 
+# The media type an Arrow body must carry (JSON bodies: requests' json= sets theirs).
+ARROW_HEADERS = {"Content-Type": "application/vnd.apache.arrow.stream"}
+
 
 def ipc_stream(data: pa.Table | pa.RecordBatch | dict[str, Any],
                schema: pa.Schema | None = None) -> bytes:

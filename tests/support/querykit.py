@@ -9,7 +9,7 @@ import pyarrow as pa
 import requests
 
 from nsframe._protocol.routes import ARROW_FILE
-from tests.support import ipc_stream, read_ipc_file
+from tests.support import ARROW_HEADERS, ipc_stream, read_ipc_file
 
 WORDS = ["apple", "banana", "cherry", "river", "mountain", "quick", "brown", "fox", "lazy",
          "dog", "ocean", "forest", "silver", "garden", "thunder", "candle"]
@@ -30,14 +30,16 @@ def sentences(rows: int, seed: int = 1) -> list[str]:
 
 def create_table(http: requests.Session, base_url: str, table: str,
                  data: pa.Table) -> dict[str, Any]:
-    resp = http.post(f"{base_url}/v1/table/{table}/create", data=ipc_stream(data))
+    resp = http.post(f"{base_url}/v1/table/{table}/create", data=ipc_stream(data),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     out: dict[str, Any] = resp.json()
     return out
 
 
 def insert(http: requests.Session, base_url: str, table: str, data: pa.Table) -> dict[str, Any]:
-    resp = http.post(f"{base_url}/v1/table/{table}/insert", data=ipc_stream(data))
+    resp = http.post(f"{base_url}/v1/table/{table}/insert", data=ipc_stream(data),
+                     headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     out: dict[str, Any] = resp.json()
     return out

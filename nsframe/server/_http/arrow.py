@@ -20,7 +20,8 @@ import anyio.from_thread
 import pyarrow as pa
 from starlette.requests import ClientDisconnect, Request
 
-from nsframe.exceptions import InvalidInputError, PayloadTooLargeError
+from nsframe.exceptions import APIError, InvalidInputError, PayloadTooLargeError
+from nsframe.server._http.request import limits_of, timed
 from nsframe.server._storage.writes import WRITE_BATCH_ROWS
 
 READ_BUFFER_BYTES = 1 << 20
@@ -144,23 +145,33 @@ class StreamReader:
     """An Arrow IPC stream read from a body, re-batched for Lance, counting its rows.
 
     Errors from a malformed stream become `InvalidInputError` (400); they surface
-    inside the Lance write, which then commits nothing.
+    inside the Lance write, which then commits nothing. Errors of the body itself (too
+    large, too slow: an `APIError` raised by `BodyFile`) keep their own status.
     """
 
     def __init__(self, body: io.RawIOBase) -> None:
         self._file = io.BufferedReader(body, buffer_size=READ_BUFFER_BYTES)
         try:
             self._reader = pa.ipc.open_stream(self._file)
+            # Field names are decoded here: bytes that are not UTF-8 raise.
+            self.schema: pa.Schema = self._reader.schema
+            names = [field.name for field in self.schema]
         except ClientDisconnect as exc:
             raise _gone() from exc
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, EOFError) as exc:
-            if isinstance(exc.__context__, PayloadTooLargeError):
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, EOFError,
+                UnicodeDecodeError) as exc:
+            if isinstance(exc.__context__, APIError):
                 raise exc.__context__ from None
+            if isinstance(exc, UnicodeDecodeError):
+                raise InvalidInputError(
+                    "A field name of the Arrow schema is not valid UTF-8: name the "
+                    "columns with UTF-8 text."
+                ) from exc
             raise InvalidInputError(
                 "The body is not an Arrow IPC stream: send the records as "
                 "application/vnd.apache.arrow.stream (an IPC stream, not a file)."
             ) from exc
-        self.schema: pa.Schema = self._reader.schema
+        check_field_names(names)
         self.num_rows = 0
         self.error: Exception | None = None
         self._first: pa.RecordBatch | None = None
@@ -175,17 +186,17 @@ class StreamReader:
             return _align_decimals(batch)
         except StopIteration:
             return None
-        except PayloadTooLargeError as exc:
+        except APIError as exc:
             self.error = exc
             raise
         except ClientDisconnect as exc:
             self.error = _gone()
             raise self.error from exc
-        except (pa.ArrowException, OSError, EOFError) as exc:
+        except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError) as exc:
             cause = exc.__context__
             self.error = (
                 cause
-                if isinstance(cause, PayloadTooLargeError)
+                if isinstance(cause, APIError)
                 else InvalidInputError(
                     f"The Arrow stream is malformed after {self.num_rows} rows ({exc}): nothing "
                     "was written. Send a complete IPC stream."
@@ -222,7 +233,9 @@ class StreamReader:
 def arrow_body(request: Request) -> Iterator[StreamReader]:
     """The request's Arrow IPC stream body, read as it arrives under the size limit."""
     limit = getattr(request.app.state, "max_arrow_bytes", None)
-    body = BodyFile(request.stream().__aiter__(), limit=limit)
+    # Under the body's idle and total timeouts: a client that stops sending makes the
+    # read fail (408), which frees the worker thread that waits for it.
+    body = BodyFile(timed(request.stream(), limits_of(request)), limit=limit)
     try:
         yield StreamReader(body)
     finally:
@@ -243,3 +256,17 @@ def table_to_ipc_file(table: pa.Table) -> bytes:
     with pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
     return bytes(sink.getvalue().to_pybytes())
+
+
+def check_field_names(names: list[str]) -> None:
+    """400 for column names Lance cannot store: empty, or with a '.' (Lance reads it as
+    the path into a struct, and refuses the write only deep inside with an error that
+    does not say it is the client's)."""
+    for name in names:
+        if not name:
+            raise InvalidInputError("A column of the Arrow schema has an empty name: name it.")
+        if "." in name:
+            raise InvalidInputError(
+                f"The column name {name!r} contains '.', which names a field inside a "
+                "struct column: rename it, or send a struct column."
+            )

@@ -2,16 +2,21 @@
 
 Handlers are plain synchronous functions taking a `Call` (the parsed request, with the
 operation's request model filled in as ``args``) and returning a JSON-able dict, or a
-Response. They run in a worker thread, because Lance calls block.
+Response. They run in a worker thread of their route's lane (`capacity`), because Lance
+calls block. Everything a hostile client could use to hold a thread happens before: the
+media type is checked, the JSON body read under its timeouts, the model decoded and its
+limits checked, all on the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+import anyio
 import anyio.to_thread
 from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.requests import Request
@@ -20,9 +25,12 @@ from starlette.responses import JSONResponse, Response
 from nsframe._protocol.ids import join_id
 from nsframe._protocol.routes import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
 from nsframe.exceptions import InvalidInputError
+from nsframe.server._http.capacity import Capacity, HeldResponse, Weight, Work
 from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
-from nsframe.server._http.request import read_body
+from nsframe.server._http.media import Body, check_media_type
+from nsframe.server._http.request import limits_of, read_body
 from nsframe.server._http.validation import Envelope, decode
+from nsframe.server._limits import Limits
 from nsframe.server._storage.catalog import Catalog
 
 A = TypeVar("A", bound=Envelope)
@@ -50,10 +58,16 @@ class Call(Generic[A]):
     id: list[str]
     args: A
     context: dict[str, str] = field(default_factory=dict)
+    # The deadline of the work and whether its client is still there (`Work.check`).
+    work: Work = field(default_factory=lambda: Work(Limits().query_timeout))
 
     @property
     def label(self) -> str:
         return join_id(self.id, self.delimiter)
+
+    @property
+    def limits(self) -> Limits:
+        return limits_of(self.request)
 
 
 def catalog_for(request: Request) -> Catalog:
@@ -94,22 +108,61 @@ def check_utf8_path(request: Request) -> None:
         ) from exc
 
 
+def capacity_of(request: Request) -> Capacity:
+    capacity = getattr(request.app.state, "capacity", None)
+    if capacity is None:
+        capacity = request.app.state.capacity = Capacity(limits_of(request))
+    assert isinstance(capacity, Capacity)
+    return capacity
+
+
+async def _watch_disconnect(request: Request, work: Work) -> None:
+    """Tell ``work`` when the client hangs up (only once the body was read whole)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            work.client_gone()
+            return
+
+
+async def _in_lane(handler: Handler, call: Call[Any], watch: bool) -> Any:
+    lane = call.work.lane
+    assert lane is not None
+    if not watch:
+        return await anyio.to_thread.run_sync(handler, call, limiter=lane.threads)
+    # A plain task, not a task group: the handler's own exception must leave as it is,
+    # not wrapped in an ExceptionGroup.
+    watcher = asyncio.ensure_future(_watch_disconnect(call.request, call.work))
+    try:
+        return await anyio.to_thread.run_sync(handler, call, limiter=lane.threads)
+    finally:
+        # The response, streamed or not, listens for the disconnect itself from here on.
+        watcher.cancel()
+
+
 def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
-             has_id: bool = True, in_thread: bool = True
-             ) -> Callable[[Request], Awaitable[Response]]:
+             has_id: bool = True, in_thread: bool = True, weight: Weight = "light",
+             body: Body | None = None) -> Callable[[Request], Awaitable[Response]]:
     """Wrap ``handler`` as a Starlette endpoint whose request fills ``model``.
 
     ``json_body=False`` leaves the body unread (Arrow streams are read by the handler):
-    the model is filled from the query string alone.
+    the model is filled from the query string alone. ``body`` is the media type the
+    route takes (`media.Body`); by default JSON when ``json_body``, else Arrow.
+    ``weight`` picks the lane of worker threads the handler runs in (`capacity`).
     """
+    kind: Body = body or ("json" if json_body else "arrow")
 
     async def run(request: Request) -> Response:
         check_utf8_path(request)
         delimiter = get_delimiter(request.query_params)
         ident = parse_id(request.path_params["id"], delimiter) if has_id else []
+        check_media_type(request, kind)
         raw = await read_body(request) if json_body else b""
         args = decode(model, raw, request.query_params)
+        limits = limits_of(request)
+        args.check_limits(limits)
         check_body_id(args.id, ident, delimiter)
+        lane = capacity_of(request).lane(weight)
         call = Call(
             request=request,
             catalog=catalog_for(request),
@@ -117,12 +170,23 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
             id=ident,
             args=args,
             context=request_context(request, args.context),
+            work=Work(limits.query_timeout, lane),
         )
         request.scope["nsframe.context"] = call.context
-        result = await anyio.to_thread.run_sync(handler, call) if in_thread else handler(call)
-        if isinstance(result, Response):
-            return result
-        return JSONResponse(result)
+        if not in_thread:
+            result = handler(call)
+            return result if isinstance(result, Response) else JSONResponse(result)
+        # The slot is held until the answer is sent, a streamed one included.
+        release = await lane.admit()
+        try:
+            # A heavy handler stops when its client hangs up; the JSON body has been
+            # read whole by then, so the watcher is the only one receiving.
+            result = await _in_lane(handler, call, watch=json_body and weight == "heavy")
+        except BaseException:
+            release()
+            raise
+        return HeldResponse(result if isinstance(result, Response) else JSONResponse(result),
+                            release)
 
     run.__name__ = handler.__name__
     run.__doc__ = handler.__doc__

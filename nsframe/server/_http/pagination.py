@@ -16,6 +16,7 @@ from nsframe._protocol.defaults import MAX_PAGE_SIZE
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import Count
 from nsframe.server._http.validation import Envelope
+from nsframe.server._limits import Limits
 
 _FROM_URLSAFE = str.maketrans("-_", "+/")
 
@@ -47,6 +48,11 @@ class PageRequest(Envelope, kw_only=True):
 
     QUERY: ClassVar[tuple[str, ...]] = ("page_token", "limit")
 
+    def check_limits(self, limits: Limits) -> None:
+        # A larger limit is not an error: SEED_SPEC.md's limit is an upper bound, so a
+        # page holds at most max_page_size names and its page_token leads on.
+        self.limit = Count(min(self.limit or limits.max_page_size, limits.max_page_size))
+
 
 def paginate(
     names: Sequence[str], page_token: str | None, limit: int | None
@@ -56,7 +62,8 @@ def paginate(
     if page_token:
         after = _decode(page_token)
         ordered = [n for n in ordered if n > after]
-    size = min(limit or MAX_PAGE_SIZE, MAX_PAGE_SIZE)
+    # `PageRequest.check_limits` has bounded ``limit`` by the server's max_page_size.
+    size = limit or MAX_PAGE_SIZE
     page = ordered[:size]
     next_token = encode_token(page[-1]) if len(ordered) > size else None
     return page, next_token

@@ -5,16 +5,65 @@ Members are checked by the operation's request model (`validation`), not here.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterable, AsyncIterator
+
+import anyio
 from starlette.requests import Request
 
-from nsframe._protocol.sql import closes_unopened
-from nsframe.exceptions import InvalidInputError, PayloadTooLargeError
+from nsframe.exceptions import APIError, InvalidInputError, PayloadTooLargeError
+from nsframe.server._limits import Limits
+from nsframe.server._search.sqlcheck import closes_unopened
 
 DEFAULT_JSON_LIMIT = 16 * 1024 * 1024
 
 
+def body_timeout(detail: str) -> APIError:
+    """408: the client stopped sending its body, or sent it too slowly.
+
+    The connection is closed after the answer: the rest of that body may still come,
+    and nothing good can follow it on the same connection.
+    """
+    return APIError(detail, status=408, code=13, type="/errors/request-timeout",
+                    title="Request Timeout", headers={"Connection": "close"})
+
+
+async def timed(chunks: AsyncIterable[bytes], limits: Limits) -> AsyncIterator[bytes]:
+    """``chunks`` as they come, but at most `body_idle_timeout` seconds apart and all
+    within `body_timeout`: a client that stalls half-way cannot hold the request (and
+    the worker thread reading it) for ever."""
+    idle, total = limits.body_idle_timeout, limits.body_timeout
+    deadline = anyio.current_time() + total
+    iterator = chunks.__aiter__()
+    while True:
+        left = deadline - anyio.current_time()
+        wait = min(idle, left)
+        chunk: bytes | None = None
+        with anyio.move_on_after(max(wait, 0.0)):
+            try:
+                chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                return
+        if chunk is None:
+            if wait < idle:
+                raise body_timeout(
+                    f"The request body took longer than {total:g} s, this server's limit "
+                    "(body_timeout): nothing was written. Send smaller requests."
+                )
+            raise body_timeout(
+                f"No byte of the request body arrived for {idle:g} s (body_idle_timeout): "
+                "nothing was written."
+            )
+        yield chunk
+
+
+def limits_of(request: Request) -> Limits:
+    config = getattr(request.app.state, "config", None)
+    return config.limits if config is not None else Limits()
+
+
 async def read_body(request: Request, *, limit: int | None = None) -> bytes:
-    """The JSON body of ``request`` as bytes, refused above the server's size limit.
+    """The JSON body of ``request`` as bytes, refused above the server's size limit and
+    when it arrives too slowly (`timed`).
 
     `validation.decode` parses it into the operation's request model.
     """
@@ -27,7 +76,7 @@ async def read_body(request: Request, *, limit: int | None = None) -> bytes:
         )
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    async for chunk in timed(request.stream(), limits_of(request)):
         size += len(chunk)
         if size > limit:
             raise PayloadTooLargeError(f"The JSON body is larger than {limit} bytes.")

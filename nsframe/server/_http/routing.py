@@ -1,8 +1,9 @@
 """The route table's building block: a route that declares what it does.
 
-Each `ApiRoute` names its operation, whether it reads or writes, and its request model;
-the security layer reads that declaration to authorize a request, so there is no second
-router, and `endpoint` fills the model before the handler runs.
+Each `ApiRoute` names its operation, whether it reads or writes, its request model and
+its weight (which lane of worker threads runs it, `capacity`); the security layer reads
+that declaration to authorize a request, so there is no second router, and `endpoint`
+fills the model before the handler runs.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Literal
 from starlette.routing import Match, Route
 from starlette.types import Scope
 
+from nsframe.server._http.capacity import Weight
 from nsframe.server._http.handler import A, Call, endpoint
 from nsframe.server._http.validation import Envelope, prepare
 
@@ -30,9 +32,11 @@ class ApiRoute(Route):
 
     def __init__(self, template: str, handler: Callable[[Call[A]], Any], access: Access, *,
                  model: type[A] | None = None, methods: tuple[str, ...] = ("POST",),
-                 namespaced: bool = True, **options: Any) -> None:
+                 namespaced: bool = True, weight: Weight = "light",
+                 **options: Any) -> None:
         self.template = template
         self.access = access
+        self.weight = weight
         self.operation = handler.__name__
         self.handler = handler
         # The members the operation takes; the envelope alone when it declares none.
@@ -42,8 +46,8 @@ class ApiRoute(Route):
         self.namespaced = namespaced
         self.segments = template.count("/")
         path = template.replace("{id}", "{id:anything}")
-        super().__init__(path, endpoint(handler, self.model, **options), methods=list(methods),
-                         name=handler.__name__)
+        super().__init__(path, endpoint(handler, self.model, weight=weight, **options),
+                         methods=list(methods), name=handler.__name__)
 
     @property
     def write(self) -> bool:

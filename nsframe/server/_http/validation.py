@@ -22,6 +22,7 @@ import msgspec.inspect as mi
 
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import dec_hook, shown
+from nsframe.server._limits import Limits
 
 M = TypeVar("M", bound="Envelope")
 
@@ -52,6 +53,10 @@ class Envelope(msgspec.Struct, kw_only=True):
     identity: Identity | None = None
 
     QUERY: ClassVar[tuple[str, ...]] = ()
+
+    def check_limits(self, limits: Limits) -> None:
+        """The checks that depend on the server's configured `Limits` (`endpoint` calls
+        this once the model is decoded): none for most operations."""
 
 
 def decode(model: type[M], raw: bytes, params: Mapping[str, str]) -> M:
@@ -208,6 +213,11 @@ def _invalid(model: type[Envelope], message: str, sent: Callable[[], object],
     if what == "Number out of range":
         return InvalidInputError(
             f"The {where} {member!r} is out of range: send {allowed} within ±1.7e308."
+        )
+    if what == "Integer value out of range":
+        return InvalidInputError(
+            f"The {where} {member!r} holds an integer too large for 64 bits: send integers "
+            "from -2^63 to 2^64 - 1."
         )
     # Our own words, from a field type or a model's check: "must be ..., got ...".
     return InvalidInputError(f"The {where} {member!r} {what}.")

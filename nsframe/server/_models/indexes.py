@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import Count, Positive
+from nsframe.server._http.ids import check_name
 from nsframe.server._http.pagination import PageRequest
 from nsframe.server._http.validation import Envelope
 from nsframe.server._search.vector import DistanceType
@@ -59,6 +60,10 @@ class CreateIndexRequest(Envelope, kw_only=True):
         if not self.column:
             raise InvalidInputError("The member 'column' is required: the field path to index.")
         self.index_type = self._checked_type(self.index_type)
+        if self.name:
+            # Lance takes any text and files the index under it: "../../x" was built, and
+            # then could be neither described nor dropped through a URL path.
+            check_name(self.name, "index name")
         if self.base_tokenizer is not None:
             if self.base_tokenizer.lower() not in FTS_TOKENIZERS:
                 raise InvalidInputError(

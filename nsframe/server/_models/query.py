@@ -11,7 +11,9 @@ from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import Count
 from nsframe.server._http.request import whole_condition
 from nsframe.server._http.validation import Envelope
+from nsframe.server._limits import Limits
 from nsframe.server._search.fts import TextQueryBody
+from nsframe.server._search.sqlcheck import check_condition
 from nsframe.server._search.vector import (
     DistanceType,
     Vector,
@@ -56,10 +58,30 @@ class QueryRequest(Envelope, kw_only=True):
         if self.full_text_query is not None and self.full_text_query.empty:
             self.full_text_query = None
         if self.filter is not None:
-            # Wrapped, so that Lance cannot ignore trailing text (see `whole_condition`).
-            self.filter = whole_condition(self.filter, "filter") if self.filter.strip() \
-                else None
+            # Checked now (a stray ')' is a 400 here); wrapped where it is used.
+            self.filter = self.filter if self.filter.strip() else None
+            if self.filter is not None:
+                whole_condition(self.filter, "filter")
         names_and_aliases(self.columns)
+
+    def check_limits(self, limits: Limits) -> None:
+        if self.filter is not None:
+            check_condition(self.filter, "filter", limits)
+        _, aliases = self.projection()
+        for alias, expression in (aliases or {}).items():
+            check_condition(expression, f"expression of column {alias!r}", limits)
+        if self.is_search:
+            check_search_depth(self.search_k + self.skip, limits)
+
+    @property
+    def condition(self) -> str | None:
+        """The filter as Lance must parse it (`whole_condition`), or None."""
+        return whole_condition(self.filter, "filter") if self.filter is not None else None
+
+    @property
+    def is_search(self) -> bool:
+        """A vector, full-text or hybrid search (which ranks), not a filter-only scan."""
+        return self.vector is not None or self.full_text_query is not None
 
     @property
     def search_k(self) -> int:
@@ -89,6 +111,19 @@ class QueryRequest(Envelope, kw_only=True):
             upper_bound=self.upper_bound,
             use_index=not self.bypass_vector_index,
         )
+
+
+def check_search_depth(rows: int, limits: Limits, queries: int = 1) -> None:
+    """400 when a search would rank more rows than `Limits.max_k` allows."""
+    if rows * queries <= limits.max_k:
+        return
+    asked = f"k + offset = {rows}" if queries == 1 else \
+        f"{queries} query vectors times k + offset = {rows}"
+    raise InvalidInputError(
+        f"The search asks for {asked} rows; this server ranks at most {limits.max_k} rows "
+        "per search (max_k): ask for fewer, or page with a filter. A filter-only query "
+        "(no vector, no full_text_query) streams any number of rows."
+    )
 
 
 def names_and_aliases(raw: Columns) -> tuple[list[str] | None, dict[str, str] | None]:

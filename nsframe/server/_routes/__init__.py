@@ -3,8 +3,11 @@
 Each route declares its path template, its methods, whether it reads or writes and its
 request model (`_models`; the bare envelope when it names none); `_security.auth`
 authorizes requests from that declaration, and `_http.endpoint` fills the model before
-the handler runs. A route module holds handlers only and never imports another route
-module: what two of them share lives in `_http`, `_models` or `_storage`.
+the handler runs. Routes are ``light`` (metadata) unless they declare a weight: ``heavy``
+for work that scans data, ``upload`` for work that reads an Arrow body as it arrives;
+each weight has its own worker threads (`_http.capacity`). A route module holds handlers
+only and never imports another route module: what two of them share lives in `_http`,
+`_models` or `_storage`.
 """
 
 from __future__ import annotations
@@ -31,42 +34,48 @@ from nsframe.server._routes import (
 )
 
 GET_POST = ("GET", "POST")
+# Listings read no body (json_body=False): one sent anyway must still be JSON.
+NO_BODY = "none"
 
 ROUTES: list[ApiRoute] = [
     # Namespaces
     ApiRoute(routes.NAMESPACE_CREATE, namespaces.create_namespace, "write",
              model=ns.CreateNamespaceRequest),
     ApiRoute(routes.NAMESPACE_LIST, namespaces.list_namespaces, "read", methods=GET_POST,
-             model=PageRequest, json_body=False),
+             model=PageRequest, json_body=False, body=NO_BODY),
     ApiRoute(routes.NAMESPACE_DESCRIBE, namespaces.describe_namespace, "read"),
     ApiRoute(routes.NAMESPACE_EXISTS, namespaces.namespace_exists, "read"),
     ApiRoute(routes.NAMESPACE_DROP, namespaces.drop_namespace, "write",
              model=ns.DropNamespaceRequest),
     ApiRoute(routes.NAMESPACE_TABLE_LIST, tables.list_tables, "read", methods=GET_POST,
-             model=tb.ListTablesRequest, json_body=False),
+             model=tb.ListTablesRequest, json_body=False, body=NO_BODY),
     # Tables
     ApiRoute(routes.TABLE_LIST_ALL, tables.list_all_tables, "read", methods=("GET",),
-             model=PageRequest, json_body=False, has_id=False),
+             model=PageRequest, has_id=False, json_body=False, body=NO_BODY),
     ApiRoute(routes.TABLE_CREATE, tables.create_table, "write", model=tb.CreateTableRequest,
-             json_body=False),
+             json_body=False, weight="upload"),
     ApiRoute(routes.TABLE_DECLARE, tables.declare_table, "write", model=tb.DeclareTableRequest),
     ApiRoute(routes.TABLE_DESCRIBE, tables.describe_table, "read",
              model=tb.DescribeTableRequest),
     ApiRoute(routes.TABLE_EXISTS, tables.table_exists, "read"),
     ApiRoute(routes.TABLE_DROP, tables.drop_table, "write"),
     ApiRoute(routes.TABLE_COUNT_ROWS, tables.count_rows, "read", methods=GET_POST,
-             model=tb.CountRowsRequest),
+             model=tb.CountRowsRequest, weight="heavy"),
     ApiRoute(routes.TABLE_STATS, tables.table_stats, "read", methods=GET_POST,
              model=tb.TableStatsRequest),
     ApiRoute(routes.TABLE_INSERT, tables.insert, "write", model=tb.InsertRequest,
-             json_body=False),
-    ApiRoute(routes.TABLE_DELETE, tables.delete, "write", model=tb.DeleteRequest),
-    ApiRoute(routes.TABLE_QUERY, query.query_table, "read", model=QueryRequest),
-    ApiRoute(routes.TABLE_OPTIMIZE, optimize.optimize, "write", model=tb.OptimizeRequest),
+             json_body=False, weight="upload"),
+    ApiRoute(routes.TABLE_DELETE, tables.delete, "write", model=tb.DeleteRequest,
+             weight="heavy"),
+    ApiRoute(routes.TABLE_QUERY, query.query_table, "read", model=QueryRequest,
+             weight="heavy"),
+    ApiRoute(routes.TABLE_OPTIMIZE, optimize.optimize, "write", model=tb.OptimizeRequest,
+             weight="heavy"),
     # Indexes
-    ApiRoute(routes.INDEX_CREATE, indexes.create_index, "write", model=ix.CreateIndexRequest),
+    ApiRoute(routes.INDEX_CREATE, indexes.create_index, "write", model=ix.CreateIndexRequest,
+             weight="heavy"),
     ApiRoute(routes.INDEX_CREATE_SCALAR, indexes.create_scalar_index, "write",
-             model=ix.CreateScalarIndexRequest),
+             model=ix.CreateScalarIndexRequest, weight="heavy"),
     ApiRoute(routes.INDEX_LIST, indexes.list_indexes, "read", methods=GET_POST,
              model=ix.ListIndexesRequest),
     ApiRoute(routes.INDEX_STATS, indexes.index_stats, "read", methods=GET_POST,
@@ -92,7 +101,7 @@ ROUTES: list[ApiRoute] = [
              namespaced=False),
     # Extended deployment
     ApiRoute(routes.EXT_TABLES_LIST, tables.list_all_tables, "read", methods=("GET",),
-             model=PageRequest, json_body=False, has_id=False),
+             model=PageRequest, has_id=False, json_body=False, body=NO_BODY),
     ApiRoute(routes.EXT_TABLE_CREATE, extended.create_database_table, "write",
-             json_body=False, has_id=False),
+             json_body=False, has_id=False, weight="upload"),
 ]

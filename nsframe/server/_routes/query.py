@@ -20,7 +20,8 @@ from starlette.responses import Response
 from nsframe.exceptions import InvalidInputError, SchemaMismatchError
 from nsframe.server._http.handler import Call
 from nsframe.server._http.results import arrow_file_response, table_response
-from nsframe.server._models.query import QueryRequest
+from nsframe.server._limits import Limits
+from nsframe.server._models.query import QueryRequest, check_search_depth
 from nsframe.server._search.fieldpath import ResolvedField, resolve, vector_kind
 from nsframe.server._search.fts import TextQueryBody, TextQueryBuilder
 from nsframe.server._search.vector import VectorQuery, nearest_options, vector_column
@@ -60,7 +61,7 @@ def _run_query(call: Call[QueryRequest]) -> Response:
         if vector is not None:
             field = vector_column(ds.schema, vector.column)
             if vector.multi is not None and vector_kind(field.field.type) == "vector":
-                return _batch_search(ds, request, vector, columns, field)
+                return _batch_search(ds, request, vector, columns, field, call.limits)
             options = nearest_options(vector, field, request.search_k + request.skip)
             options["q"] = _as_arrow_vector(options["q"])
             scanner = ds.scanner(
@@ -77,7 +78,7 @@ def _run_query(call: Call[QueryRequest]) -> Response:
             # Filter-only: k missing or 0 is no limit.
             scanner = ds.scanner(limit=request.k or None, **_common(request, columns))
         reader = scanner.to_reader()
-    return arrow_file_response(reader, f"Query on table {label!r} failed")
+    return arrow_file_response(reader, f"Query on table {label!r} failed", call.work)
 
 
 def _as_arrow_vector(q: Any) -> Any:
@@ -114,7 +115,7 @@ def _with_score(columns: Columns, score: str) -> Columns:
 def _common(request: QueryRequest, columns: Columns) -> dict[str, Any]:
     return {
         "columns": columns,
-        "filter": request.filter,
+        "filter": request.condition,
         "prefilter": bool(request.prefilter),
         "with_row_id": bool(request.with_row_id),
         "fast_search": request.fast_search,
@@ -124,9 +125,10 @@ def _common(request: QueryRequest, columns: Columns) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ batch search
 def _batch_search(ds: LanceDataset, request: QueryRequest, vector: VectorQuery,
-                  columns: Columns, field: ResolvedField) -> Response:
+                  columns: Columns, field: ResolvedField, limits: Limits) -> Response:
     """Several query vectors on an ordinary vector column: top k for each query."""
     k, offset = request.search_k, request.skip
+    check_search_depth(k + offset, limits, queries=len(vector.multi or []))
     options = nearest_options(vector, field, k + offset)
     common = _common(request, _with_score(columns, "_distance"))
     common["offset"] = None

@@ -14,7 +14,11 @@ from nsframe._protocol.defaults import normalize_branch
 from nsframe._protocol.ids import join_id
 from nsframe._protocol.schema_json import schema_to_base64, schema_to_json
 from nsframe.exceptions import BranchNotFoundError, TableAlreadyExistsError
-from nsframe.server._http.arrow import arrow_body
+from nsframe.server._http.arrow import (
+    arrow_body,
+    )
+from nsframe.server._http.capacity import Work
+from nsframe.server._http.fields import shown
 from nsframe.server._http.handler import Call
 from nsframe.server._http.pagination import PageRequest, paginate
 from nsframe.server._http.request import whole_condition
@@ -161,9 +165,35 @@ def count_rows(call: Call[CountRowsRequest]) -> Response:
     predicate = args.condition
     ds = call.catalog.dataset(call.catalog.require_table(call.id), branch=args.branch,
                               version=args.version)
-    with lance_errors(f"The predicate {predicate!r} is not valid"):
-        n = ds.count_rows(filter=whole_condition(predicate)) if predicate else ds.count_rows()
+    with lance_errors(f"The predicate {shown(predicate)} is not valid"):
+        n = _count_matching(ds, whole_condition(predicate), call.work) if predicate \
+            else ds.count_rows()
     return Response(json.dumps(n), media_type=routes.JSON)
+
+
+# Rows counted per Lance call: between two calls the request's deadline and its client
+# are checked, since one Lance call cannot be interrupted. A group re-parses the filter,
+# so groups are large.
+COUNT_GROUP_ROWS = 4_000_000
+
+
+def _count_matching(ds: LanceDataset, condition: str, work: Work) -> int:
+    """Rows matching ``condition``, counted a group of fragments at a time."""
+    fragments = ds.get_fragments()
+    if not fragments:
+        return ds.count_rows(filter=condition)  # still parses it: a bad filter is a 400
+    total = 0
+    group: list[Any] = []
+    rows = 0
+    for fragment in fragments:
+        group.append(fragment)
+        rows += fragment.physical_rows
+        if rows >= COUNT_GROUP_ROWS or fragment is fragments[-1]:
+            work.check()
+            total += ds.scanner(filter=condition, fragments=group, columns=[],
+                                with_row_id=True).count_rows()
+            group, rows = [], 0
+    return total
 
 
 def table_stats(call: Call[TableStatsRequest]) -> dict[str, Any]:
@@ -213,7 +243,7 @@ def delete(call: Call[DeleteRequest]) -> dict[str, Any]:
     ref = catalog.require_table(call.id)
     # A dataset object of its own: the cached ones are shared by concurrent readers.
     ds = catalog.dataset(ref, branch=branch)
-    with lance_errors(f"The predicate {predicate!r} is not valid"):
+    with lance_errors(f"The predicate {shown(predicate)} is not valid"):
         result = ds.delete(whole_condition(predicate))
     catalog.remember(ref, branch, ds)
     deleted = result.get("num_deleted_rows") if isinstance(result, dict) else None

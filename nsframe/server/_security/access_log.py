@@ -3,6 +3,10 @@
 It records method, path (never the query string), status, duration, database, the
 credential's *name* and the request's context entries. Context entries whose key looks
 like a secret are redacted; credentials themselves never reach this module.
+
+The path is the client's (percent-decoded) text: a ``%0a`` in it would start a new line
+that reads like another request. Every character that is not printable is therefore
+written as an escape (``\n``, ``\x1b``, ``\u2028``), so one request is always one line.
 """
 
 from __future__ import annotations
@@ -20,6 +24,20 @@ from nsframe._protocol.routes import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADE
 log = logging.getLogger("nsframe.server.access")
 
 _SECRET_KEY = re.compile(r"auth|token|secret|passw|api.?key|credential|cookie|session", re.I)
+
+
+def printable(text: object) -> str:
+    """``text`` with every non-printable character escaped, as `repr` escapes them.
+
+    A backslash is escaped too, so that an escape in the log always means one character
+    the client sent, never text the client typed to look like one.
+    """
+    value = str(text)
+    if value.isprintable() and "\\" not in value:
+        return value
+    # repr() of one non-printable character is its escape in quotes: '\\n', '\\x1b'.
+    return "".join(ch if ch.isprintable() and ch != "\\" else repr(ch)[1:-1]
+                   for ch in value)
 
 
 def safe_context(context: dict[str, str]) -> dict[str, str]:
@@ -77,12 +95,13 @@ class AccessLog:
         if context is None:
             context = header_context(Headers(scope=scope))
         fields: dict[str, Any] = {
-            "method": scope["method"],
-            "path": scope["path"],
+            "method": printable(scope["method"]),
+            "path": printable(scope["path"]),
             "status": status,
             "duration_ms": round(duration_ms, 2),
-            "database": scope.get("nsframe.database") or "-",
-            "principal": scope.get("nsframe.principal") or "-",
+            "database": printable(scope.get("nsframe.database") or "-"),
+            "principal": printable(scope.get("nsframe.principal") or "-"),
+            # A dict's repr escapes what is not printable in its keys and values.
             "context": safe_context(context),
         }
         log.info(

@@ -3,16 +3,20 @@
 A pure ASGI middleware, so streamed Arrow bodies pass untouched. The credential comes
 from the ``x-api-key`` header, then ``Authorization: Bearer``; only when neither header
 is sent is a JSON body read for ``identity.api_key`` / ``identity.auth_token`` (it is
-buffered under the JSON size limit and replayed to the handler). Order of checks: 401
-(credentials), 403 (scope), 404 (database), 413 (declared Content-Length).
+buffered and replayed to the handler). That read is bounded by
+`Limits.max_identity_body_bytes` (64 KiB), far below the JSON limit, and by the body
+timeouts: a client without credentials cannot make the server hold more, or wait
+longer. A larger body without a credential header is a 401 before any of it is read.
+Order of checks: 401 (credentials), 403 (scope), 404 (database), 413 (declared
+Content-Length).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import msgspec
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.requests import Request
@@ -22,10 +26,12 @@ from nsframe._protocol import routes
 from nsframe.exceptions import APIError, PayloadTooLargeError
 from nsframe.server._config import ServerConfig
 from nsframe.server._http.errors import error_response
+from nsframe.server._http.request import timed
 from nsframe.server._http.routing import ApiRoute
 from nsframe.server._security import databases as _databases
 from nsframe.server._security.access_log import AccessLog
-from nsframe.server._security.credentials import Credentials, Principal
+from nsframe.server._security.browser import BrowserGuard, HostPolicy
+from nsframe.server._security.credentials import Credentials, Principal, unauthorized
 from nsframe.server._security.scopes import classify
 from nsframe.server._storage.catalog import Catalog
 
@@ -43,6 +49,25 @@ def _bearer(headers: Headers) -> str | None:
 def _declared_length(headers: Headers) -> int | None:
     raw = headers.get("content-length")
     return int(raw) if raw and raw.isdigit() else None
+
+
+async def _body_chunks(receive: Receive) -> AsyncIterator[bytes]:
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
+
+
+def _body_too_large_for_identity(limit: int) -> APIError:
+    return unauthorized(
+        "This server needs credentials: send an API key in the x-api-key header, or a "
+        "token as 'Authorization: Bearer <token>'. A body without those headers is read "
+        f"for identity.api_key only up to {limit} bytes (max_identity_body_bytes), and "
+        "this one is larger."
+    )
 
 
 def _too_large(what: str, size: int | None, limit: int) -> PayloadTooLargeError:
@@ -107,23 +132,21 @@ class AuthMiddleware:
         content_type = headers.get("content-type", "").lower()
         if scope["method"] in ("GET", "HEAD") or (content_type and "json" not in content_type):
             return {}, receive
-        limit = self.config.max_json_bytes
+        limit = min(self.config.limits.max_identity_body_bytes, self.config.max_json_bytes)
         declared = _declared_length(headers)
+        if declared is not None and declared > self.config.max_json_bytes:
+            raise _too_large("JSON", declared, self.config.max_json_bytes)
         if declared is not None and declared > limit:
-            raise _too_large("JSON", declared, limit)
+            raise _body_too_large_for_identity(limit)
         chunks: list[bytes] = []
         size = 0
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunk = message.get("body", b"")
+        async for chunk in timed(_body_chunks(receive), self.config.limits):
             size += len(chunk)
+            if size > self.config.max_json_bytes:
+                raise _too_large("JSON", None, self.config.max_json_bytes)
             if size > limit:
-                raise _too_large("JSON", None, limit)
+                raise _body_too_large_for_identity(limit)
             chunks.append(chunk)
-            more = message.get("more_body", False)
         body = b"".join(chunks)
         pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
 
@@ -144,20 +167,30 @@ class AuthMiddleware:
             raise _too_large("JSON", declared, self.config.max_json_bytes)
 
 
+class _IdentityBody(msgspec.Struct):
+    """The one member of a body this layer reads; the rest is skipped unparsed."""
+
+    identity: dict[str, Any] | None = None
+
+
 def _identity_of(body: bytes) -> dict[str, str]:
+    # msgspec, not json: it skips the members it does not need without building them,
+    # bounds nesting (RecursionError, not a crash) and has no limit on integer digits.
     try:
-        parsed: Any = json.loads(body) if body.strip() else {}
-    except (ValueError, UnicodeDecodeError):
-        return {}  # the handler reports malformed JSON once the request is authenticated
-    identity = parsed.get("identity") if isinstance(parsed, dict) else None
-    if not isinstance(identity, dict):
+        parsed = msgspec.json.decode(body, type=_IdentityBody) if body.strip() else None
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return {}  # the handler reports a malformed body once the request is authenticated
+    identity = parsed.identity if parsed is not None else None
+    if identity is None:
         return {}
     return {k: v.strip() for k in ("api_key", "auth_token")
             if isinstance(v := identity.get(k), str) and v.strip()}
 
 
 def wrap(app: ASGIApp, config: ServerConfig) -> ASGIApp:
-    """``app`` behind the access log and the credential check."""
+    """``app`` behind the access log, the browser checks and the credential check."""
     assert isinstance(app, Starlette)
     routes = [r for r in app.routes if isinstance(r, ApiRoute)]
-    return AccessLog(AuthMiddleware(app, config, app.state.catalogs, routes))
+    policy = HostPolicy(config.allow_hosts, config.allow_origins)
+    return AccessLog(BrowserGuard(AuthMiddleware(app, config, app.state.catalogs, routes),
+                                  policy))

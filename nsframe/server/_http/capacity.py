@@ -1,0 +1,152 @@
+"""Capacity: separate lanes of worker threads, so one kind of work cannot starve another.
+
+Handlers block (Lance calls, body reads), so each runs in a worker thread. With one pool
+for everything, 40 stalled uploads or 40 slow scans held every thread, and describe or
+list got no answer at all. Each route declares its weight instead, and each weight has
+its own lane of threads:
+
+- ``light``: metadata (describe, list, exists, namespaces, tags, versions); fast;
+- ``heavy``: work that scans data (query, count_rows, delete, index builds, optimize);
+- ``upload``: work that reads an Arrow body as it arrives (create, insert), which a slow
+  or stalled client can hold for as long as its body timeouts allow.
+
+A request waits for a slot of its lane on the event loop, holding no thread; after
+`Limits.queue_timeout` seconds it gets 503 with ``Retry-After``. A slot is held until
+the answer is sent, streamed results included, so the number of threads doing a lane's
+work never exceeds its slots.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Literal
+
+import anyio
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from nsframe.exceptions import InvalidInputError, ServiceUnavailableError
+from nsframe.server._limits import Limits
+
+Weight = Literal["light", "heavy", "upload"]
+WEIGHTS: tuple[Weight, ...] = ("light", "heavy", "upload")
+
+# What each lane is called in a 503's detail.
+_WORK = {"light": "metadata requests", "heavy": "queries and scans", "upload": "uploads"}
+
+
+class Lane:
+    """Slots for one weight: admission on the event loop, then a thread of its own pool."""
+
+    def __init__(self, weight: Weight, slots: int, queue_timeout: float) -> None:
+        self.weight = weight
+        self.slots = slots
+        self.queue_timeout = queue_timeout
+        # Created on first use, inside the server's event loop.
+        self._admission: anyio.Semaphore | None = None
+        self._threads: anyio.CapacityLimiter | None = None
+
+    @property
+    def threads(self) -> anyio.CapacityLimiter:
+        """The lane's thread pool: never waited on, since admission holds a slot first."""
+        if self._threads is None:
+            self._threads = anyio.CapacityLimiter(self.slots)
+        return self._threads
+
+    async def admit(self) -> Callable[[], None]:
+        """Wait for a slot (at most ``queue_timeout``); returns the call that frees it."""
+        if self._admission is None:
+            self._admission = anyio.Semaphore(self.slots)
+        admission = self._admission
+        with anyio.move_on_after(self.queue_timeout):
+            await admission.acquire()
+            released = False
+
+            def release() -> None:
+                nonlocal released
+                if not released:
+                    released = True
+                    admission.release()
+
+            return release
+        raise ServiceUnavailableError(
+            f"The server is busy: all {self.slots} slots for {_WORK[self.weight]} stayed in "
+            f"use for {self.queue_timeout:g} s (limit {self.weight}_slots): retry shortly.",
+            headers={"Retry-After": str(max(1, math.ceil(self.queue_timeout / 10)))},
+        )
+
+
+class Capacity:
+    """The lanes of one app."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.lanes = {
+            "light": Lane("light", limits.light_slots, limits.queue_timeout),
+            "heavy": Lane("heavy", limits.heavy_slots, limits.queue_timeout),
+            "upload": Lane("upload", limits.upload_slots, limits.queue_timeout),
+        }
+
+    def lane(self, weight: Weight) -> Lane:
+        return self.lanes[weight]
+
+
+class HeldResponse(Response):
+    """``inner`` sent as it is, then the lane's slot freed, whatever happened meanwhile
+    (a streamed result that failed, a client that hung up, a cancelled task)."""
+
+    def __init__(self, inner: Response, release: Callable[[], None]) -> None:
+        # Not Response.__init__: the inner response renders everything itself.
+        self.inner = inner
+        self.release = release
+        self.status_code = inner.status_code
+        self.background = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.inner(scope, receive, send)
+        finally:
+            self.release()
+
+
+class WorkStopped(InvalidInputError):
+    """The work of a request stopped before its end: its deadline passed, or its client
+    hung up (then nobody reads the answer)."""
+
+
+class Work:
+    """The deadline and the client's presence of one request, checked between batches.
+
+    Lance calls cannot be interrupted, but scans come in batches: a handler calls
+    `check` between them, so the work stops within one batch of the deadline, or of the
+    client hanging up (`client_gone`, set from the event loop).
+    """
+
+    def __init__(self, timeout: float, lane: Lane | None = None) -> None:
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.lane = lane
+        self.gone = threading.Event()
+
+    @property
+    def threads(self) -> anyio.CapacityLimiter | None:
+        return self.lane.threads if self.lane is not None else None
+
+    def client_gone(self) -> None:
+        self.gone.set()
+
+    def expired(self) -> bool:
+        return self.gone.is_set() or time.monotonic() > self.deadline
+
+    def check(self) -> None:
+        """Raise `WorkStopped` when the work should stop."""
+        if self.gone.is_set():
+            raise WorkStopped("The client closed the connection, so the work stopped.")
+        if time.monotonic() > self.deadline:
+            raise WorkStopped(
+                f"The request ran longer than this server's limit of {self.timeout:g} s for "
+                "queries and scans (query_timeout), so it stopped: narrow the filter, ask "
+                "for fewer rows, or build an index on the filtered columns."
+            )
