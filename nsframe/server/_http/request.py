@@ -10,9 +10,9 @@ from collections.abc import AsyncIterable, AsyncIterator
 import anyio
 from starlette.requests import Request
 
+from nsframe._protocol.sql import closes_unopened
 from nsframe.exceptions import APIError, InvalidInputError, PayloadTooLargeError
 from nsframe.server._limits import Limits
-from nsframe.server._search.sqlcheck import closes_unopened
 
 DEFAULT_JSON_LIMIT = 16 * 1024 * 1024
 

@@ -3,32 +3,21 @@
 Lance's parser (sqlparser + DataFusion) backtracks on nested ``NOT (``: its time doubles
 about every level, 0.8 s at 34 levels and no answer within 30 s past 38, and it cannot be
 interrupted. A 15 MiB ``id = 1 OR ...`` takes minutes. So every condition a client sends
-is measured here first, in one regular-expression pass that skips quoted text and
-comments, and refused with a 400 naming the limit when it is too long or too deep.
-
-There is no shared SQL tokenizer in the package to reuse (the client's `nsframe._sql`
-only quotes literals), hence this small one, for the server's checks only.
+is measured here first, over the tokens of the protocol's one SQL tokenizer (so quoted
+text and comments count as the client's `where` binding counts them), and refused with a
+400 naming the limit when it is too long or too deep.
 """
 
 from __future__ import annotations
 
 import re
 
+from nsframe._protocol.sql import Kind, tokenize
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._limits import Limits
 
-# Quoted strings and identifiers (a doubled quote is an escaped one; an unclosed one runs
-# to the end), comments, and the tokens that nest: parentheses and the boolean operators.
-_TOKENS = re.compile(
-    r"""'(?:[^']|'')*(?:'|\Z)"""
-    r'''|"(?:[^"]|"")*(?:"|\Z)'''
-    r"|`(?:[^`]|``)*(?:`|\Z)"
-    r"|--[^\n]*"
-    r"|/\*.*?(?:\*/|\Z)"
-    r"|[()]"
-    r"|\b(?:NOT|AND|OR)\b",
-    re.IGNORECASE | re.DOTALL,
-)
+# The boolean operators in plain text: a NOT nests, an AND or OR ends the NOTs before it.
+_OPERATORS = re.compile(r"\b(?:NOT|AND|OR)\b", re.IGNORECASE)
 
 
 def nesting(sql: str) -> tuple[int, bool]:
@@ -41,25 +30,27 @@ def nesting(sql: str) -> tuple[int, bool]:
     frames = [0]  # per open parenthesis: the NOTs in force at its level
     level = deepest = 0
     unopened = False
-    for match in _TOKENS.finditer(sql):
-        token = match.group()
-        head = token[0]
-        if head == "(":
+    for token in tokenize(sql):
+        if token.kind is Kind.OPEN:
             frames.append(0)
             level += 1
-        elif head == ")":
+        elif token.kind is Kind.CLOSE:
             if len(frames) == 1:
                 unopened = True
                 continue
             level -= 1 + frames.pop()
-        elif head in "nN":
-            frames[-1] += 1
-            level += 1
-        elif head in "aAoO":
-            level -= frames[-1]
-            frames[-1] = 0
+        elif token.kind is Kind.TEXT:
+            for word in _OPERATORS.finditer(token.text):
+                if word.group()[0] in "nN":
+                    frames[-1] += 1
+                    level += 1
+                else:
+                    level -= frames[-1]
+                    frames[-1] = 0
+                deepest = max(deepest, level)
+            continue
         else:
-            continue  # quoted text or a comment
+            continue  # quoted text, a comment or a placeholder
         deepest = max(deepest, level)
     return deepest, unopened
 
@@ -79,8 +70,3 @@ def check_condition(sql: str, what: str, limits: Limits) -> None:
             f"The {what} nests {depth} levels deep (parentheses and NOTs); this server "
             f"takes at most {limits.max_predicate_depth} (max_predicate_depth): flatten it."
         )
-
-
-def closes_unopened(sql: str) -> bool:
-    """True if a ')' outside quotes and comments closes no '('."""
-    return nesting(sql)[1]
