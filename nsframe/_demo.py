@@ -35,9 +35,9 @@ def run(root: str | None = None) -> int:
         conn = stack.enter_context(nsframe.connect(root))
         print(f"nsframe {nsframe.__version__}: embedded server at {conn.url}, data in {root}")
 
-        conn.create_namespace("demo", mode="exist_ok")
+        conn.create_namespace("demo", exist_ok=True)
         frame = load_sample().to_pandas()  # a plain pandas DataFrame, vectors as arrays
-        texts = frame.ns.to_table("demo$texts", if_exists="replace", conn=conn)
+        texts = frame.ns.to_table("demo$texts", mode="overwrite", conn=conn)
         _say(f"df.ns.to_table: {texts.count_rows()} sample texts in 'demo$texts' "
              f"(version {texts.version})", conn.tables("demo"))
         _say("The first rows", texts.search().select([*SHOWN, "rating"]).limit(5).to_pandas())
