@@ -2,7 +2,8 @@
 
 It is a list of `Version` (so code that iterates ``tbl.versions()`` keeps working) that
 displays as rows with the columns of deltalake's ``history()``: version, timestamp,
-operation, rows and tags, and converts to a pandas, polars or Arrow frame.
+operation (and the predicate of a delete), rows and tags, and converts to a pandas, polars
+or Arrow frame.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
-COLUMNS = ("version", "timestamp", "operation", "rows", "tags")
+COLUMNS = ("version", "timestamp", "operation", "predicate", "rows", "tags")
 # Versions shown by the repr before it elides the middle, as pandas does for long frames.
 SHOWN = 20
 
@@ -32,11 +33,12 @@ class History(list[Version]):
         super().__init__(versions)
 
     def to_arrow(self) -> pa.Table:
-        """One row per version: version, timestamp, operation, rows, tags."""
+        """One row per version: version, timestamp, operation, predicate, rows, tags."""
         return pa.table({
             "version": pa.array([v.version for v in self], pa.int64()),
             "timestamp": pa.array([v.timestamp for v in self], pa.timestamp("ms", tz="UTC")),
             "operation": pa.array([v.operation for v in self], pa.string()),
+            "predicate": pa.array([_predicate(v) for v in self], pa.string()),
             "rows": pa.array([v.num_rows for v in self], pa.int64()),
             "tags": pa.array([list(v.tags) for v in self], pa.list_(pa.string())),
         })
@@ -51,7 +53,7 @@ class History(list[Version]):
         rows = []
         for v in self:
             when = v.timestamp.strftime("%Y-%m-%d %H:%M:%S") if v.timestamp else ""
-            rows.append([str(v.version), when, v.operation,
+            rows.append([str(v.version), when, v.operation, _predicate(v) or "",
                          "" if v.num_rows is None else str(v.num_rows), ", ".join(v.tags)])
         if len(rows) > SHOWN:
             rows = [*rows[:SHOWN // 2], ["…"] * len(COLUMNS), *rows[-SHOWN // 2:]]
@@ -70,3 +72,9 @@ class History(list[Version]):
                        for row in self._cells())
         return (f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
                 f"<p>{len(self)} versions</p>")
+
+
+def _predicate(version: Version) -> str | None:
+    """The condition of a delete (or update), on one line; None for other operations."""
+    found = version.metadata.get("predicate")
+    return " ".join(found.split()) if found else None

@@ -116,6 +116,12 @@ class Preview(widgets.VBox):  # type: ignore[misc]
                 self._quiet = False
         self._render()
 
+    @property
+    def results(self) -> pa.Table | None:
+        """The rows of the last search, while they are shown (None while rows of the
+        table are)."""
+        return self._results
+
     def show_results(self, rows: pa.Table, caption: str) -> None:
         """Show search results (all on one page) instead of the table's rows."""
         self._results, self._results_caption, self.page = rows, caption, 0

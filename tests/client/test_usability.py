@@ -169,10 +169,12 @@ def test_versions_display_as_a_history(tbl: nsframe.Table) -> None:
     assert [v.version for v in history] == [1, 2]  # still a list of Version
     assert history[0].tags == ("raw",) and history[1].operation == "Append"
     text = repr(history)
-    assert text.splitlines()[0].split() == ["version", "timestamp", "operation", "rows", "tags"]
+    assert text.splitlines()[0].split() == ["version", "timestamp", "operation", "predicate",
+                                            "rows", "tags"]
     assert len(text.splitlines()) == 4 and "raw" in text.splitlines()[1]
     frame = tbl.history()
-    assert list(frame.columns) == ["version", "timestamp", "operation", "rows", "tags"]
+    assert list(frame.columns) == ["version", "timestamp", "operation", "predicate", "rows",
+                                   "tags"]
     assert frame["rows"].tolist() == [3, 4]
     assert list(frame["tags"][0]) == ["raw"]
     assert "<table>" in history._repr_html_()

@@ -456,7 +456,7 @@ TOPICS: dict[str, Topic] = {
         "headlines": (
             "Rates up {percent} percent: {actor} notice",
             "Before buying {asset}: {advice}",
-            "{metric} makes {asset} less attractive to {actor}",
+            "Rising {metric}: {asset} less attractive to {actor}",
             "{advice}, then invest in {asset}",
             "Stocks fall {percent} percent as {metric} surprises {actor}",
             "{asset}: {percent} percent a year over twenty years",
