@@ -49,7 +49,7 @@ class Lab:
     def notebook_url(self, name: str) -> str:
         return f"{self.url}/lab/tree/{name}?token={self.token}"
 
-    def start_kernel(self, notebook: str) -> None:
+    def start_kernel(self, notebook: str) -> str:
         """Start the notebook's kernel and wait until it answers. A page that connects to a
         kernel still starting can lose its first requests (jupyter_server answers the
         websocket with a 500 and the page reconnects), so the page should find it ready."""
@@ -63,7 +63,7 @@ class Lab:
         deadline = time.monotonic() + LAB_START_TIMEOUT
         while time.monotonic() < deadline:
             if _kernel_answers(channels):
-                return
+                return str(answer.json()["kernel"]["id"])
             time.sleep(0.5)
         pytest.fail(f"The kernel of {notebook} did not answer in {LAB_START_TIMEOUT}s.")
 
@@ -106,6 +106,53 @@ def write_notebook(path: Path) -> None:
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
     nbformat.write(notebook, path)
+
+
+def copy_notebooks(source: Path, dest: Path) -> dict[str, int]:
+    """The project's notebooks, without their outputs, into ``dest``: what a person who
+    opens them and presses "Run All" starts from. Returns the code cells of each."""
+    cells: dict[str, int] = {}
+    for path in sorted(source.glob("*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        notebook.metadata.pop("widgets", None)
+        nbformat.write(notebook, dest / path.name)
+        cells[path.name] = sum(c.cell_type == "code" for c in notebook.cells)
+    return cells
+
+
+# Run in a page: each text that does not fit its box, in `root` (labels, buttons, the
+# options of a select, measured with the select's own font), and whether `root` itself
+# is wider than the room it has. Hidden elements and the preview's cells (cut on purpose,
+# with an ellipsis and a tooltip) are left out.
+CUT_OFF_JS = """
+(root) => {
+  const cut = [];
+  const shown = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden";
+  for (const e of root.querySelectorAll("label, button, .widget-label, .widget-label-basic")) {
+    if (shown(e) && !e.closest(".nsframe-preview") && e.scrollWidth > e.clientWidth + 1) {
+      cut.push(`${e.tagName.toLowerCase()} '${e.textContent.trim()}': ${e.scrollWidth} > ${e.clientWidth}`);
+    }
+  }
+  const context = document.createElement("canvas").getContext("2d");
+  for (const select of root.querySelectorAll("select")) {
+    if (!shown(select)) continue;
+    const style = getComputedStyle(select);
+    context.font = style.font;
+    const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    for (const option of select.options) {
+      const width = context.measureText(option.text).width;
+      if (width > room + 1) cut.push(`option '${option.text}': ${Math.ceil(width)} > ${Math.floor(room)}`);
+    }
+  }
+  const box = root.getBoundingClientRect();
+  if (root.scrollWidth > root.clientWidth + 1) cut.push(`the widget scrolls: ${root.scrollWidth} > ${root.clientWidth}`);
+  if (box.right > window.innerWidth + 1) cut.push(`the widget ends at ${box.right}px, past the window`);
+  return cut;
+}
+"""
 
 
 def _free_port() -> int:
