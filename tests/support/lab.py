@@ -46,8 +46,10 @@ class Lab:
     root: Path
     log: Path
 
-    def notebook_url(self, name: str) -> str:
-        return f"{self.url}/lab/tree/{name}?token={self.token}"
+    def notebook_url(self, name: str, workspace: str | None = None) -> str:
+        """The notebook in JupyterLab; in a ``workspace`` of its own, no other tab opens."""
+        space = f"/workspaces/{workspace}" if workspace else ""
+        return f"{self.url}/lab{space}/tree/{name}?token={self.token}"
 
     def start_kernel(self, notebook: str) -> str:
         """Start the notebook's kernel and wait until it answers. A page that connects to a
@@ -123,36 +125,11 @@ def copy_notebooks(source: Path, dest: Path) -> dict[str, int]:
     return cells
 
 
-# Run in a page: each text that does not fit its box, in `root` (labels, buttons, the
-# options of a select, measured with the select's own font), and whether `root` itself
-# is wider than the room it has. Hidden elements and the preview's cells (cut on purpose,
-# with an ellipsis and a tooltip) are left out.
-CUT_OFF_JS = """
-(root) => {
-  const cut = [];
-  const shown = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden";
-  for (const e of root.querySelectorAll("label, button, .widget-label, .widget-label-basic")) {
-    if (shown(e) && !e.closest(".nsframe-preview") && e.scrollWidth > e.clientWidth + 1) {
-      cut.push(`${e.tagName.toLowerCase()} '${e.textContent.trim()}': ${e.scrollWidth} > ${e.clientWidth}`);
-    }
-  }
-  const context = document.createElement("canvas").getContext("2d");
-  for (const select of root.querySelectorAll("select")) {
-    if (!shown(select)) continue;
-    const style = getComputedStyle(select);
-    context.font = style.font;
-    const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-    for (const option of select.options) {
-      const width = context.measureText(option.text).width;
-      if (width > room + 1) cut.push(`option '${option.text}': ${Math.ceil(width)} > ${Math.floor(room)}`);
-    }
-  }
-  const box = root.getBoundingClientRect();
-  if (root.scrollWidth > root.clientWidth + 1) cut.push(`the widget scrolls: ${root.scrollWidth} > ${root.clientWidth}`);
-  if (box.right > window.innerWidth + 1) cut.push(`the widget ends at ${box.right}px, past the window`);
-  return cut;
-}
-"""
+# A function for Playwright's evaluate: the texts of a widget that are cut off (see the file).
+# Its comment lines are dropped: Playwright takes the text for a function only when it
+# starts like one.
+CUT_OFF_JS = "\n".join(line for line in Path(__file__).with_name("cut_off.js").read_text(
+    encoding="utf-8").splitlines() if not line.startswith("//"))
 
 
 def _free_port() -> int:

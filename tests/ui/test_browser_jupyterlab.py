@@ -71,7 +71,7 @@ def test_browser_renders_and_a_version_click_changes_the_preview(
             page = context.new_page()
             page.goto(lab.notebook_url("browse.ipynb"), wait_until="domcontentloaded")
             # The kernel is ready when the toolbar's indicator says idle.
-            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first
                    ).to_be_attached(timeout=TIMEOUT_MS)
             run_all_cells(page, "browse.ipynb", len(NOTEBOOK_CELLS))
 
