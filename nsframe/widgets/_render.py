@@ -77,7 +77,8 @@ def schema_html(schema: pa.Schema) -> str:
 def error_html(exc: BaseException) -> str:
     """A server or client error as a readable message (never a traceback)."""
     if isinstance(exc, APIError):
-        title = f"{exc.title} ({exc.status}, {type(exc).__name__})"
+        # What to do first, in the client's words; the HTTP status last, for the curious.
+        title = f"{type(exc).__name__} (HTTP {exc.status})"
         detail = exc.message
     elif isinstance(exc, ConnectionClosedError):
         title, detail = "The connection is closed", str(exc)
