@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-test
+# `make demo` needs only nsframe and its embedded server, not the test extras.
+DEMO_STAMP := $(VENV)/.installed-demo
+PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar on
 
 .PHONY: demo test lint typecheck pytest ui serve bench fuzz clean chromium notebooks notebooks-run lab
 
@@ -11,10 +14,16 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	@echo "Installing nsframe with its test extras into $(VENV) (a few minutes the first time)..."
+	$(PIP) -e '.[test]'
+	touch $(STAMP) $(DEMO_STAMP)
 
-demo: $(STAMP)
+$(DEMO_STAMP): pyproject.toml | $(PY)
+	@echo "Installing nsframe and its embedded server into $(VENV) (about a minute the first time)..."
+	$(PIP) -e '.[server]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/nsframe demo
 
 test: lint typecheck pytest ui notebooks
@@ -29,8 +38,9 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -m 'not ui'
 
-# The real-browser test (tests/ui, marker `ui`) drives Debian's chromium; nothing downloads
-# a browser.
+# The real-browser test (tests/ui, marker `ui`) drives Debian's chromium, which `chromium`
+# installs with apt-get (as root, or through sudo) when /usr/bin/chromium is missing;
+# nothing downloads a browser.
 ui: $(STAMP) chromium
 	$(VENV)/bin/pytest -m ui
 
@@ -60,12 +70,12 @@ BENCHMARKS := bench_insert bench_query bench_client bench_accessors
 bench: $(STAMP)
 	for b in $(BENCHMARKS); do $(PY) benchmarks/$$b.py || exit 1; done
 
-# Fuzz the service with schemathesis from upstream's OpenAPI document (../shared/spec):
+# Fuzz the service with schemathesis from upstream's OpenAPI document (kept beside the checkout):
 # never a 5xx, whatever a client sends (minutes; `make test` runs it for about 100 s,
 # tests/fuzz/test_fuzz_api.py).
 FUZZ_SECONDS ?= 300
 fuzz: $(STAMP)
-	$(PY) -m pip install --quiet -e '.[fuzz]'
+	$(PIP) -e '.[fuzz]'
 	$(PY) tests/fuzz/fuzz_api.py --seconds $(FUZZ_SECONDS)
 
 clean:

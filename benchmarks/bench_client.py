@@ -40,7 +40,7 @@ from nsframe.server._storage.catalog import Catalog
 
 
 def load(conn: nsframe.Connection, name: str, rows: int) -> nsframe.Table:
-    conn.create_namespace("bench", mode="exist_ok")
+    conn.create_namespace("bench", exist_ok=True)
     reader = pa.RecordBatchReader.from_batches(schema(), batches(rows))
     tbl = conn.create_table(f"bench${name}", schema=schema())
     tbl.insert(reader)

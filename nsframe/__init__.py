@@ -14,6 +14,7 @@ import typing as _typing
 from nsframe import exceptions
 from nsframe._client import Client
 from nsframe._connection import Connection, connect, get_default, set_default
+from nsframe._history import History
 from nsframe._models import (
     Branch,
     FragmentStatistics,
@@ -28,6 +29,7 @@ from nsframe._models import (
 )
 from nsframe._namespace import Namespace
 from nsframe._query import Query
+from nsframe._refs import Branches, Tags
 from nsframe._table import Table
 from nsframe._version import __version__
 from nsframe.exceptions import (
@@ -60,9 +62,11 @@ def browse(source: Connection | Table, *, connection: Connection | None = None) 
 __all__ = [
     "APIError",
     "Branch",
+    "Branches",
     "Client",
     "Connection",
     "FragmentStatistics",
+    "History",
     "IndexInfo",
     "Namespace",
     "NotFoundError",
@@ -77,6 +81,7 @@ __all__ = [
     "TableNotFoundError",
     "TableStatistics",
     "Tag",
+    "Tags",
     "Transaction",
     "TransportError",
     "Version",

@@ -7,8 +7,11 @@ work go through the same HTTP code path.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import html
 import os
+import re
+import warnings
 import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -23,7 +26,7 @@ from nsframe._namespace import Namespace, list_all
 from nsframe._protocol.defaults import API_KEY_ENV, DEFAULT_ROOT, TOKEN_ENV, URL_ENV
 from nsframe._protocol.ids import DEFAULT_DELIMITER, join_id, split_id
 from nsframe._table import Table
-from nsframe.exceptions import NsframeError
+from nsframe.exceptions import AlreadyExistsError, NsframeError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,11 +86,17 @@ class Connection:
         """Full ids of the namespaces directly under ``parent`` (the root by default)."""
         return self.namespace(parent).namespaces()
 
-    def create_namespace(self, ident: str, *, mode: str = "create",
+    def create_namespace(self, ident: str, *, mode: str = "create", exist_ok: bool = False,
                          properties: Mapping[str, str] | None = None) -> Namespace:
-        """Create a namespace (``mode``: create, exist_ok or overwrite)."""
+        """Create a namespace and return a handle on it.
+
+        As LanceDB's ``create_table``: ``mode="create"`` raises
+        `NamespaceAlreadyExistsError` if it exists, unless ``exist_ok=True`` (then the
+        existing one is returned); ``mode="overwrite"`` replaces its properties.
+        """
         ns = self.namespace(ident)
-        self._client.create_namespace(ns.id, mode=mode, properties=properties)
+        self._client.create_namespace(ns.id, mode=wire_create_mode(mode, exist_ok),
+                                      properties=properties)
         return ns
 
     def drop_namespace(self, ident: str, *, mode: str = "fail",
@@ -132,18 +141,27 @@ class Connection:
         return table
 
     def create_table(self, ident: str, data: Any = None, schema: Any = None, *,
-                     mode: str = "create", properties: Mapping[str, str] | None = None) -> Table:
-        """Create a table from ``data`` and/or an Arrow ``schema``.
+                     mode: str = "create", exist_ok: bool = False,
+                     properties: Mapping[str, str] | None = None) -> Table:
+        """Create a table from ``data`` and/or an Arrow ``schema``; return a handle on it.
 
         With neither, the table is only declared; the first insert creates it.
-        ``mode``: create (fail if it exists), exist_ok or overwrite.
+        As in LanceDB: ``mode="create"`` raises `TableAlreadyExistsError` if the table
+        exists, unless ``exist_ok=True`` (then the existing table is returned, its rows
+        unchanged); ``mode="overwrite"`` replaces its rows with ``data``.
         """
+        wire_mode = wire_create_mode(mode, exist_ok)
         table = self.table(ident)
+        check_dotted_id(self._client, ident, table)
         body = _arrow_body(data, schema)
         if body is None:
-            self._client.declare_table(table.id, properties=properties)
+            try:
+                self._client.declare_table(table.id, properties=properties)
+            except AlreadyExistsError:
+                if wire_mode != "exist_ok":
+                    raise
         else:
-            self._client.create_table(table.id, body, mode=mode, properties=properties)
+            self._client.create_table(table.id, body, mode=wire_mode, properties=properties)
         return table
 
     def drop_table(self, ident: str) -> None:
@@ -192,6 +210,90 @@ def _is_remote(url: str) -> bool:
     return url.startswith(("http://", "https://"))
 
 
+CREATE_MODES = ("create", "overwrite")
+
+
+def wire_create_mode(mode: str, exist_ok: bool) -> str:
+    """The create mode the REST contract knows (create, exist_ok, overwrite) from
+    LanceDB's pair ``mode="create"|"overwrite"`` and ``exist_ok``.
+
+    ``mode="exist_ok"``, the REST spelling, still works but warns: it is deprecated.
+    """
+    if not isinstance(mode, str) or mode.lower() not in (*CREATE_MODES, "exist_ok"):
+        raise ValueError(f"mode must be 'create' or 'overwrite' (with exist_ok=True to "
+                         f"keep an existing one); got {mode!r}.")
+    mode = mode.lower()
+    if mode == "exist_ok":
+        warnings.warn("mode='exist_ok' is deprecated: pass exist_ok=True (as LanceDB does).",
+                      DeprecationWarning, stacklevel=3)
+        return "exist_ok"
+    if exist_ok and mode == "overwrite":
+        raise ValueError("exist_ok=True keeps an existing one and mode='overwrite' replaces "
+                         "it: pass one of them.")
+    return "exist_ok" if exist_ok else mode
+
+
+def check_dotted_id(client: Client, ident: Any, table: Table) -> None:
+    """Refuse ``"lab.items"`` (a root table named "lab.items") when a namespace ``lab``
+    exists: SQL habits write a dot where nsframe's ids use the delimiter."""
+    if not isinstance(ident, str) or table.namespace or "." not in ident:
+        return
+    pieces = ident.split(".")
+    for cut in range(len(pieces) - 1, 0, -1):
+        namespace = join_id(pieces[:cut], client.delimiter)
+        if client.namespace_exists(namespace):
+            meant = join_id([*pieces[:cut], ".".join(pieces[cut:])], client.delimiter)
+            raise ValueError(
+                f"Did you mean {meant!r}? Table ids join namespace and name with "
+                f"{client.delimiter!r}, so {ident!r} would be a table named {ident!r} in "
+                f"the root namespace, although namespace {namespace!r} exists. To make "
+                f"that root table anyway, pass conn.table(({ident!r},))."
+            )
+
+
+# A URL scheme (RFC 3986), and a bare host:port that lacks one.
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_HOST_PORT = re.compile(r"^[A-Za-z0-9.-]+:\d+(/.*)?$")
+_LOCAL_SCHEMES = ("http", "https", "file")
+
+
+def check_url(url: str) -> None:
+    """Refuse a string that is neither an http(s) URL, a file URL nor a plain path, before
+    anything is written: ``"htp://host"`` would otherwise become a folder ``htp:``."""
+    if _HOST_PORT.match(url):
+        raise ValueError(f"{url!r} has no scheme: did you mean 'http://{url}'? "
+                         "connect() takes an http(s):// URL or a local folder.")
+    match = _SCHEME.match(url)
+    if match is None or re.match(r"^[A-Za-z]:[\\/]", url):  # no scheme, or C:\ on Windows
+        return
+    scheme = match.group(1).lower()
+    if scheme in _LOCAL_SCHEMES:
+        return
+    rest = url[match.end():]
+    close = difflib.get_close_matches(scheme, _LOCAL_SCHEMES[:2], n=1, cutoff=0.5)
+    if close:
+        hint = f"did you mean {close[0] + ':' + rest!r}?"
+    else:
+        hint = (f"for a local folder, pass its path (such as {'./' + rest.lstrip('/')!r}); "
+                "for a service, its http(s):// URL.")
+    raise ValueError(f"nsframe.connect() cannot use {url!r}: the scheme {scheme!r} is not "
+                     f"http, https or file; {hint}")
+
+
+def _serve_in_thread() -> Any:
+    # Imported here only: a remote connection never loads the server's dependencies.
+    try:
+        from nsframe.server import serve_in_thread
+    except ImportError as exc:
+        raise ImportError(
+            f"nsframe.connect() with a local folder runs an embedded server, which needs "
+            f"the server extra ({exc.name or exc} is missing): pip install 'nsframe[server]' "
+            "(from a checkout: pip install '.[server]'). Or pass the http:// URL of a "
+            "running service."
+        ) from exc
+    return serve_in_thread
+
+
 def _arrow_body(data: Any, schema: Any) -> Iterator[bytes] | None:
     """A create request's body: ``data`` (or an empty table of ``schema``) as an Arrow
     IPC stream, or None when there is neither (a request with no body)."""
@@ -233,6 +335,11 @@ def connect(
         timeout: Seconds to wait for each answer.
         retries: Retries of idempotent calls on 429/503 or a broken connection.
 
+    Raises:
+        ValueError: ``url`` has a scheme other than http, https or file (``"htp://..."``),
+            or is a ``host:port`` without one; nothing is written then.
+        ImportError: a local folder needs the server extra, which is not installed.
+
     Example:
         >>> conn = nsframe.connect("http://127.0.0.1:2333", api_key="...")
         >>> conn["db$items"].search([0.1] * 128).limit(5).to_pandas()
@@ -240,6 +347,7 @@ def connect(
     if url is None:
         url = os.environ.get(URL_ENV) or DEFAULT_ROOT
     url = os.fspath(url)
+    check_url(url)
     api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
     token = token if token is not None else os.environ.get(TOKEN_ENV)
     options: dict[str, Any] = {"database": database, "headers": headers, "context": context,
@@ -248,9 +356,7 @@ def connect(
         return Connection(Client(url, api_key=api_key, token=token, **options))
     # A file URL is percent-encoded (``Path.as_uri()`` writes a space as %20).
     root = unquote(url[len("file://"):]) if url.startswith("file://") else url
-    # Imported here only: a remote connection never loads the server's dependencies.
-    from nsframe.server import serve_in_thread
-
+    serve_in_thread = _serve_in_thread()
     Path(root).mkdir(parents=True, exist_ok=True)
     stack = contextlib.ExitStack()
     try:

@@ -39,6 +39,25 @@ class Version:
     manifest_size: int | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # The tags on this version (of its branch), when the listing asked for them.
+    tags: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def operation(self) -> str:
+        """What the version did, as Lance names it (``Append``, ``Delete``, ...)."""
+        return self.metadata.get("operation", "")
+
+    @property
+    def num_rows(self) -> int | None:
+        """The rows of the table at this version, when the server says."""
+        rows = self.metadata.get("total_rows")
+        return int(rows) if rows is not None and rows.isdigit() else None
+
+    def __repr__(self) -> str:
+        when = self.timestamp.strftime("%Y-%m-%d %H:%M:%S") if self.timestamp else "?"
+        tags = f", tags={list(self.tags)}" if self.tags else ""
+        return (f"Version({self.version}, {when}, {self.operation or '?'}, "
+                f"rows={self.num_rows}{tags})")
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Version:

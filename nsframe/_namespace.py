@@ -79,25 +79,25 @@ class Namespace:
     def __getitem__(self, name: str) -> Table:
         return self.table(name)
 
-    def create_namespace(self, name: str, *, mode: str = "create",
+    def create_namespace(self, name: str, *, mode: str = "create", exist_ok: bool = False,
                          properties: dict[str, str] | None = None) -> Namespace:
-        """Create a child namespace and return a handle on it."""
+        """Create a child namespace and return a handle on it (``mode`` and ``exist_ok``
+        as in `Connection.create_namespace`)."""
+        from nsframe._connection import wire_create_mode
+
         child = Namespace(self._client, [*self._parts, name])
-        self._client.create_namespace(child.id, mode=mode, properties=properties)
+        self._client.create_namespace(child.id, mode=wire_create_mode(mode, exist_ok),
+                                      properties=properties)
         return child
 
     def drop(self, *, mode: str = "fail", behavior: str = "restrict") -> None:
         """Drop this namespace (``behavior="cascade"`` drops its content too)."""
         self._client.drop_namespace(self.id, mode=mode, behavior=behavior)
 
-    def _summary(self) -> str:
-        try:
-            return f"{len(self.table_names())} tables, {len(self.namespaces())} namespaces"
-        except NsframeError as exc:
-            return f"unavailable: {type(exc).__name__}"
-
     def __repr__(self) -> str:
-        return f"Namespace({self.id!r}): {self._summary()}"
+        # No request: a repr must answer at once, even with the server down (a
+        # traceback or a debugger shows it). _repr_html_ asks the server.
+        return f"Namespace({self.id!r})"
 
     def _repr_html_(self) -> str:
         try:

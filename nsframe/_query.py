@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -52,7 +53,11 @@ class Query:
     """A query on one table, built step by step; nothing is sent before a terminal call.
 
     Create one with `Table.search`. Terminals: `to_arrow`, `to_pandas`, `to_polars`,
-    `to_list`. `explain` returns the JSON body that will be sent.
+    `to_list`. `request_body` returns the JSON body that will be sent.
+
+    A filter on a vector or full-text search is applied before the search (prefilter, as
+    in LanceDB), so ``limit(k)`` returns k matching rows whenever k rows match;
+    `postfilter` (or ``where(..., prefilter=False)``) filters the k nearest instead.
 
     Example:
         >>> tbl.search([0.1, 0.2]).where("year > 2000").select(["title"]).limit(5).to_pandas()
@@ -73,12 +78,15 @@ class Query:
     options: tuple[tuple[str, Any], ...] = ()
 
     # ------------------------------------------------------------------ builders
-    def where(self, sql: str, params: Sequence[Any] | None = None,
+    def where(self, sql: str, params: Sequence[Any] | bool | None = None, *,
               prefilter: bool | None = None) -> Query:
-        """Keep rows matching the SQL condition; ``prefilter`` filters before the search.
+        """Keep rows matching the SQL condition. Several calls combine with AND.
 
         Values in ``params`` replace the ``?`` placeholders, safely quoted (a list fills
-        ``IN (?)``), so data can never change the condition.
+        ``IN (?)``), so data can never change the condition. A search filters before it
+        ranks (``prefilter=True``, the default); ``prefilter=False`` filters the ranked
+        rows, as `postfilter` does. A bool as the second argument is ``prefilter``, as in
+        LanceDB's ``where(sql, prefilter)``.
 
         Example:
             >>> tbl.search().where("cat = ? AND price < ?", ["it's", 3])
@@ -89,11 +97,21 @@ class Query:
         if not isinstance(sql, str) or not sql.strip():
             raise ValueError("where() needs a SQL condition such as \"year > 2000\".")
         if isinstance(params, bool):
-            raise TypeError("where()'s second argument is the list of values for '?'; "
-                            "pass prefilter= by name.")
+            if prefilter is not None and prefilter is not params:
+                raise TypeError("where() got prefilter twice, with different values.")
+            params, prefilter = None, params
         if params is not None:
             sql = _sql.bind(sql, params)
-        return replace(self, filter=sql, prefilter=prefilter)
+        if self.filter is not None:
+            # Parenthesised, so an OR in either condition keeps its meaning.
+            sql = f"({self.filter}) AND ({sql})"
+        return replace(self, filter=sql,
+                       prefilter=self.prefilter if prefilter is None else prefilter)
+
+    def postfilter(self) -> Query:
+        """Filter after the search: the k nearest rows, then those matching `where`, so
+        fewer than k may come back (LanceDB's ``postfilter()``)."""
+        return replace(self, prefilter=False)
 
     def select(self, columns: Sequence[str] | Mapping[str, str]) -> Query:
         """Columns to return: a list of names, or ``{alias: expression}``."""
@@ -103,9 +121,12 @@ class Query:
             raise TypeError("select() takes a list of column names, not one string.")
         return replace(self, columns=tuple(str(c) for c in columns))
 
-    def limit(self, k: int) -> Query:
-        """Return at most ``k`` rows (for a plain scan, 0 means no limit)."""
-        return replace(self, k=_non_negative("limit", k))
+    def limit(self, k: int | None) -> Query:
+        """Return at most ``k`` rows; ``limit(0)`` returns none (as ``df.head(0)``).
+
+        ``None`` restores the default: every row of a plain scan, 10 for a search.
+        """
+        return replace(self, k=None if k is None else _non_negative("limit", k))
 
     def offset(self, n: int) -> Query:
         """Skip the first ``n`` results."""
@@ -124,7 +145,7 @@ class Query:
         return self._option("distance_type", name.lower())
 
     def metric(self, name: str) -> Query:
-        """Alias of `distance_type` (LanceDB's older name)."""
+        """Alias of `distance_type` (LanceDB's older name, kept for code written for it)."""
         return self.distance_type(name)
 
     def nprobes(self, n: int) -> Query:
@@ -171,20 +192,39 @@ class Query:
         return replace(self, ref=Ref(branch=name or None))
 
     # ------------------------------------------------------------------ the body
+    def request_body(self) -> dict[str, Any]:
+        """The JSON body the terminals send (``QueryTableRequest``); nothing is sent.
+
+        (For the plan the server would run, see ``explain_plan``.)
+        """
+        return self._body(self.k)
+
     def explain(self) -> dict[str, Any]:
-        """The JSON body the terminals send (``QueryTableRequest``)."""
+        """Deprecated: the request body, now `request_body`. Elsewhere (LanceDB, SQL)
+        explain means a query plan, which ``explain_plan`` gives."""
+        warnings.warn("Query.explain() returns the request body and is renamed "
+                      "request_body(); for the query plan use explain_plan().",
+                      DeprecationWarning, stacklevel=2)
+        return self.request_body()
+
+    @property
+    def is_search(self) -> bool:
+        """Whether this is a vector or full-text search (rather than a plain scan)."""
+        return self.vector is not None or self.text is not None
+
+    def _body(self, k: int | None) -> dict[str, Any]:
         body: dict[str, Any] = {}
         if self.vector is not None:
             kind, values = self.vector
             body["vector"] = {kind: [list(v) if isinstance(v, tuple) else v for v in values]}
-            body["k"] = self.k if self.k is not None else DEFAULT_SEARCH_K
+            body["k"] = k if k is not None else DEFAULT_SEARCH_K
         elif self.text is not None:
-            body["k"] = self.k if self.k is not None else DEFAULT_SEARCH_K
+            body["k"] = k if k is not None else DEFAULT_SEARCH_K
         else:
             # A plain scan: k=0 means every matching row. Upstream servers require the
             # `vector` member even then, so it is sent empty.
             body["vector"] = {}
-            body["k"] = self.k or 0
+            body["k"] = k or 0
         if self.text is not None:
             string_query: dict[str, Any] = {"query": self.text}
             if self.text_columns:
@@ -194,8 +234,9 @@ class Query:
             body["vector_column"] = self.vector_column
         if self.filter is not None:
             body["filter"] = self.filter
-        if self.prefilter is not None:
-            body["prefilter"] = self.prefilter
+        if self.filter is not None and self.is_search:
+            # Sent always, since a server's own default may be to filter afterwards.
+            body["prefilter"] = True if self.prefilter is None else self.prefilter
         if self.columns is not None:
             if self.columns and isinstance(self.columns[0], tuple):
                 body["columns"] = {"column_aliases": {a: e for a, e in self.columns}}
@@ -221,8 +262,11 @@ class Query:
         meter = Progress(progress, total_rows=None, desc=f"query {self.ident}",
                          show_by_default=False, auto_rows=_upload.AUTO_PROGRESS_ROWS)
         try:
+            if self.k == 0:
+                # No rows, but the columns the query would return: ask for one, keep none.
+                return self.client.query(self.ident, self._body(1)).slice(0, 0)
             # Without anything to show, the answer is decoded in one call.
-            return self.client.query(self.ident, self.explain(),
+            return self.client.query(self.ident, self.request_body(),
                                      on_batch=meter.update if meter.active else None)
         finally:
             meter.close()
@@ -241,19 +285,67 @@ class Query:
         return list(self.to_arrow().to_pylist())
 
     # ------------------------------------------------------------------ display
-    def _request_text(self) -> str:
-        path = routes.TABLE_QUERY.replace("{id}", self.ident)
-        return f"POST {path}\n{json.dumps(self.explain(), indent=2, sort_keys=True)}"
+    def _summary(self) -> list[str]:
+        """What the query asks, one short line each, vectors abbreviated."""
+        if self.vector is not None and self.text is not None:
+            kind = "hybrid search"
+        elif self.vector is not None:
+            kind = "vector search"
+        elif self.text is not None:
+            kind = "full-text search"
+        else:
+            kind = "scan"
+        k = self.k if self.k is not None else (DEFAULT_SEARCH_K if self.is_search else None)
+        head = f"{kind}, limit {k}" if k is not None else f"{kind}, every row"
+        lines = [f"Query on {self.ident!r} ({self.ref.describe()}): {head}"]
+        if self.vector is not None:
+            kind_name, values = self.vector
+            shown = (_short_vector(values) if kind_name == "single_vector"
+                     else f"{len(values)} vectors of {len(values[0]) if values else 0}")
+            column = f" in {self.vector_column!r}" if self.vector_column else ""
+            lines.append(f"  vector{column}: {shown}")
+        if self.text is not None:
+            columns = f" in {', '.join(self.text_columns)}" if self.text_columns else ""
+            lines.append(f"  text{columns}: {self.text!r}")
+        if self.filter is not None:
+            when = ""
+            if self.is_search:
+                when = " (after the search)" if self.prefilter is False else \
+                    " (before the search)"
+            lines.append(f"  where{when}: {self.filter}")
+        if self.columns is not None:
+            names = [a if isinstance(a, str) else f"{a[0]}={a[1]}" for a in self.columns]
+            lines.append(f"  select: {', '.join(names)}")
+        if self.skip:
+            lines.append(f"  offset: {self.skip}")
+        if self.options:
+            lines.append("  " + ", ".join(f"{k}={v!r}" for k, v in self.options))
+        return lines
 
     def __repr__(self) -> str:
-        body = json.dumps(self.explain(), sort_keys=True)
-        if len(body) > 300:
-            body = body[:297] + "..."
-        return f"Query({self.ident!r}, {body})"
+        return "\n".join(self._summary())
 
     def _repr_html_(self) -> str:
-        return (f"<div><b>nsframe Query</b> on <code>{html.escape(self.ident)}</code>"
-                f"<pre>{html.escape(self._request_text())}</pre></div>")
+        body = self.request_body()
+        if self.vector is not None and "vector" in body:
+            kind_name, values = self.vector
+            body["vector"] = {kind_name: _short_vector(values) if kind_name == "single_vector"
+                              else [_short_vector(v) for v in values[:3]]}
+        path = routes.TABLE_QUERY.replace("{id}", self.ident)
+        request = f"POST {path}\n{json.dumps(body, sort_keys=True)}"
+        summary = "\n".join(line.strip() for line in self._summary()[1:])
+        return (f"<div><b>nsframe Query</b> {html.escape(self._summary()[0][6:])}"
+                f"<pre>{html.escape(summary)}</pre>"
+                f"<details><summary>request</summary><pre>{html.escape(request)}</pre>"
+                "</details></div>")
+
+
+def _short_vector(values: Sequence[Any], shown: int = 3) -> str:
+    """``[0.1, 0.2, 0.3, …] (384)``: a vector as a person wants to see it in a repr."""
+    items = ", ".join(repr(round(float(v), 4)) for v in values[:shown])
+    if len(values) <= shown:
+        return f"[{items}]"
+    return f"[{items}, …] ({len(values)})"
 
 
 def new_query(client: Client, ident: str, ref: Ref, vector: Any, text: str | None,

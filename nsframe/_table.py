@@ -14,12 +14,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from nsframe import _frames
 from nsframe._client import Client
 from nsframe._client.wire import paged
+from nsframe._history import History
 from nsframe._models import (
-    Branch,
     IndexInfo,
     Ref,
     TableInfo,
@@ -34,9 +35,11 @@ from nsframe._protocol.defaults import MAIN_BRANCH, normalize_branch
 from nsframe._protocol.ids import join_id, split_id
 from nsframe._protocol.schema_json import schema_from_base64, schema_from_json
 from nsframe._query import Query, new_query
+from nsframe._refs import Branches, Tags
 from nsframe._upload import (
     AUTO_PROGRESS_ROWS,
     DEFAULT_CHUNK_BYTES,
+    Elapsed,
     Progress,
     ProgressArg,
     upload,
@@ -46,6 +49,7 @@ from nsframe.exceptions import (
     NsframeError,
     ReadOnlyTableError,
     ResponseDecodeError,
+    VectorDimensionError,
 )
 
 if TYPE_CHECKING:
@@ -318,6 +322,7 @@ class Table:
         return self._upload(data, mode=mode.lower(), create=None, chunk_size=chunk_size,
                             progress=progress, vector_columns=vector_columns)
 
+    # LanceDB's name for insert.
     add = insert
 
     def _upload(self, data: Any, *, mode: str, create: str | None, chunk_size: int,
@@ -341,6 +346,7 @@ class Table:
             return source
         names = [n for n in source.schema.names
                  if n in target.names or not _INDEX_COLUMN.fullmatch(n)]
+        dims = {n: d for n, d in vector_dimensions(target).items() if n in names}
         fields = [target.field(n) if n in target.names else source.schema.field(n)
                   for n in names]
         wanted = pa.schema(fields, metadata=source.schema.metadata)
@@ -349,13 +355,18 @@ class Table:
         batches = iter(source.batches)
         first = next(batches, None)
 
+        seen = [0]  # rows before the current batch, for the row an error names
+
         def cast(batch: pa.RecordBatch) -> list[pa.RecordBatch]:
+            for name, dim in dims.items():
+                self._check_vectors(batch.column(name), name, dim, seen[0])
+            seen[0] += batch.num_rows
             table: pa.Table = pa.Table.from_batches([batch]).select(names).cast(wanted)
             return list(table.to_batches())
 
         try:
             head = cast(first) if first is not None else []
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             # Not castable: send as is, and let the server name each difference.
             again = itertools.chain([first] if first is not None else [], batches)
             return _frames.Source(source.schema, again, nbytes=source.nbytes,
@@ -366,12 +377,31 @@ class Table:
             for batch in batches:
                 try:
                     yield from cast(batch)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
                     raise ValueError(f"Cannot cast the data to the types of table "
                                      f"{self.id!r}: {exc}") from exc
 
         return _frames.Source(wanted, rest(), nbytes=source.nbytes,
                               num_rows=source.num_rows)
+
+    def _check_vectors(self, column: Any, name: str, dim: int, first_row: int) -> None:
+        """Raise `VectorDimensionError` for the first vector of ``column`` that is not
+        ``dim`` numbers (pyarrow's own error names neither column nor table)."""
+        kind = column.type
+        if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)
+                or pa.types.is_fixed_size_list(kind)):
+            return  # not lists at all: the cast, or the server, says what is wrong
+        lengths = pc.list_value_length(column)
+        wrong = pc.and_kleene(pc.is_valid(lengths), pc.not_equal(lengths, dim))
+        if not pc.any(wrong).as_py():
+            return
+        row = int(pc.index(wrong, True).as_py())
+        found = int(lengths[row].as_py())
+        raise VectorDimensionError(
+            f"Column {name!r} of table {self.id!r} holds vectors of {dim} numbers, but row "
+            f"{first_row + row} of the data has {found}: give every vector {dim} numbers "
+            "(the same embedding model as the table's), or write to another table.",
+            table=self.id, column=name, expected=dim, found=found, row=first_row + row)
 
     def delete(self, where: str) -> WriteResult:
         """Delete the rows matching the SQL condition ``where``."""
@@ -392,11 +422,12 @@ class Table:
         return WriteResult.from_json(answer, "num_rows")
 
     def optimize(self, *, target_rows_per_fragment: int | None = None,
-                 optimize_indices: bool = True) -> WriteResult:
+                 optimize_indices: bool = True, progress: bool | None = None) -> WriteResult:
         """Compact small fragments into large ones and bring indexes up to date (as LanceDB's
         ``optimize``). Worth running after many small inserts; older versions stay readable.
 
         ``WriteResult.raw`` holds the counts of fragments and files removed and added.
+        ``progress`` shows the time taken so far, as for `create_index`.
         """
         self._writable("optimize")
         body: dict[str, Any] = {"optimize_indices": optimize_indices}
@@ -404,18 +435,35 @@ class Table:
             body["target_rows_per_fragment"] = target_rows_per_fragment
         if self._ref.branch is not None:
             body["branch"] = self._ref.branch
-        return WriteResult.from_json(self._client.optimize(self.id, body), "num_rows")
+        with Elapsed(f"optimize {self.id}", progress):
+            answer = self._client.optimize(self.id, body)
+        return WriteResult.from_json(answer, "num_rows")
 
     # ------------------------------------------------------------------ versions
-    def versions(self) -> list[Version]:
-        """Every version of this handle's branch, oldest first (LanceDB ``list_versions``)."""
+    def versions(self) -> History:
+        """Every version of this handle's branch, oldest first, with the tags on each.
+
+        A list of `Version` that displays as a table (version, timestamp, operation,
+        rows, tags) and converts with ``.to_pandas()`` / ``.to_polars()``.
+        """
         found = [Version.from_json(v)
                  for page in paged(lambda token: self._client.list_versions(
                      self.id, branch=self._ref.branch, page_token=token))
                  for v in page.get("versions") or []]
-        return sorted(found, key=lambda v: v.version)
+        on_version: dict[int, list[str]] = {}
+        for tag in self.tags.list().values():
+            if tag.branch == self.branch_name:
+                on_version.setdefault(tag.version, []).append(tag.name)
+        return History(replace(v, tags=tuple(sorted(on_version.get(v.version, []))))
+                       for v in sorted(found, key=lambda v: v.version))
 
+    # LanceDB's name for versions.
     list_versions = versions
+
+    def history(self) -> pd.DataFrame:
+        """The versions as a pandas DataFrame: version, timestamp, operation, rows, tags
+        (as deltalake's ``history()``, oldest first)."""
+        return self.versions().to_pandas()
 
     def describe_version(self, version: int | None = None) -> Version:
         """One version of this handle's branch: ``version``, else the pinned one, else
@@ -434,68 +482,58 @@ class Table:
                                       "without a version object.")
         return Version.from_json(entry)
 
-    def tags(self) -> dict[str, Tag]:
-        """Every tag of the table, by name."""
-        found: dict[str, Tag] = {}
-        for page in paged(lambda token: self._client.list_tags(self.id, page_token=token)):
-            entries = page.get("tags")
-            if not isinstance(entries, dict):
-                # LanceDB servers answer a bare map of tags, without the "tags" member.
-                entries = {k: v for k, v in page.items() if isinstance(v, dict)}
-            for name, data in sorted(entries.items()):
-                found[name] = Tag.from_json(name, data)
-        return found
+    @property
+    def tags(self) -> Tags:
+        """The table's tags, as in LanceDB: ``tbl.tags.create("v1", 3)``, ``.list()``,
+        ``.get_version("v1")``, ``.update(...)``, ``.delete(...)``. Calling it,
+        ``tbl.tags()``, is ``tbl.tags.list()``."""
+        return Tags(self)
 
+    @property
+    def branches(self) -> Branches:
+        """The table's named branches: ``tbl.branches.create("dev")`` (a handle on the
+        new branch), ``.list()``, ``.delete(...)``. ``tbl.branches()`` is ``.list()``."""
+        return Branches(self)
+
+    # The methods below are the older spellings of tbl.tags.* and tbl.branches.*.
     def create_tag(self, tag: str, version: int | None = None) -> Tag:
-        """Name a version (default: the version this handle reads) of this handle's branch."""
-        version = self.version if version is None else version
-        self._client.create_tag(self.id, tag, version, branch=self._ref.branch)
-        return Tag(name=tag, version=version, branch=self.branch_name)
+        """Same as ``tbl.tags.create(tag, version)``."""
+        return self.tags.create(tag, version)
 
     def update_tag(self, tag: str, version: int) -> Tag:
-        """Point an existing tag at another version of this handle's branch."""
-        self._client.update_tag(self.id, tag, version, branch=self._ref.branch)
-        return Tag(name=tag, version=version, branch=self.branch_name)
+        """Same as ``tbl.tags.update(tag, version)``."""
+        return self.tags.update(tag, version)
 
     def delete_tag(self, tag: str) -> None:
-        """Remove a tag (the version it named stays)."""
-        self._client.delete_tag(self.id, tag)
+        """Same as ``tbl.tags.delete(tag)``."""
+        self.tags.delete(tag)
 
     def tag_version(self, tag: str) -> int:
-        """The version a tag names."""
-        return int(self._client.tag_version(self.id, tag)["version"])
-
-    def branches(self) -> dict[str, Branch]:
-        """Every named branch of the table (main is implied), by name."""
-        found: dict[str, Branch] = {}
-        for page in paged(lambda token: self._client.list_branches(self.id, page_token=token)):
-            entries = page.get("branches")
-            for name, data in sorted(entries.items() if isinstance(entries, dict) else []):
-                found[name] = Branch.from_json(name, data if isinstance(data, dict) else {})
-        return found
+        """Same as ``tbl.tags.get_version(tag)``."""
+        return self.tags.get_version(tag)
 
     def create_branch(self, name: str, from_version: int | None = None) -> Table:
-        """Fork a branch from this handle's branch (at ``from_version``, or its pinned or
-        latest version) and return a handle on it."""
-        if from_version is None:
-            from_version = self._ref.version
-        self._client.create_branch(self.id, name, from_branch=self._ref.branch,
-                                   from_version=from_version)
-        return self.branch(name)
+        """Same as ``tbl.branches.create(name, from_version)``: a handle on the branch."""
+        return self.branches.create(name, from_version)
 
     def delete_branch(self, name: str) -> None:
-        """Remove a branch and the versions only it holds."""
-        self._client.delete_branch(self.id, name)
+        """Same as ``tbl.branches.delete(name)``."""
+        self.branches.delete(name)
 
     # ------------------------------------------------------------------ indexes
     def create_index(self, column: str = "vector", index_type: str = "IVF_PQ", *,
                      name: str | None = None, distance_type: str | None = None,
-                     **params: Any) -> dict[str, Any]:
+                     progress: bool | None = None, **params: Any) -> IndexInfo:
         """Build an index on ``column`` (vector types: IVF_PQ, IVF_FLAT, IVF_HNSW_SQ...;
-        scalar: BTREE, BITMAP, LABEL_LIST; FTS). Extra ``params`` (num_partitions,
-        num_sub_vectors, with_position...) are passed through."""
+        scalar: BTREE, BITMAP, LABEL_LIST; FTS) and return what was built. Extra
+        ``params`` (num_partitions, num_sub_vectors, with_position...) are passed through.
+
+        A build can take minutes; ``progress`` shows the time it has taken so far (None:
+        when someone watches and it takes more than a second; True; False).
+        """
         self._writable("index")
-        body: dict[str, Any] = {"column": column, "index_type": index_type.upper(),
+        kind = index_type.upper()
+        body: dict[str, Any] = {"column": column, "index_type": kind,
                                 **{k: v for k, v in params.items() if v is not None}}
         if name is not None:
             body["name"] = name
@@ -503,23 +541,29 @@ class Table:
             body["distance_type"] = distance_type
         if self._ref.branch is not None:
             body["branch"] = self._ref.branch
-        return self._client.create_index(self.id, body)
+        with Elapsed(f"create_index {kind} on {self.id}.{column}", progress):
+            answer = self._client.create_index(self.id, body)
+        return _built_index(answer, column, kind, name)
 
     def create_scalar_index(self, column: str, index_type: str = "BTREE", *,
-                            name: str | None = None) -> dict[str, Any]:
+                            name: str | None = None,
+                            progress: bool | None = None) -> IndexInfo:
         """Build a scalar index (BTREE, BITMAP, LABEL_LIST) to speed up filters."""
         self._writable("index")
-        body: dict[str, Any] = {"column": column, "index_type": index_type.upper()}
+        kind = index_type.upper()
+        body: dict[str, Any] = {"column": column, "index_type": kind}
         if name is not None:
             body["name"] = name
         if self._ref.branch is not None:
             body["branch"] = self._ref.branch
-        return self._client.create_index(self.id, body, scalar=True)
+        with Elapsed(f"create_scalar_index {kind} on {self.id}.{column}", progress):
+            answer = self._client.create_index(self.id, body, scalar=True)
+        return _built_index(answer, column, kind, name)
 
     def create_fts_index(self, column: str, *, name: str | None = None,
-                         **params: Any) -> dict[str, Any]:
+                         progress: bool | None = None, **params: Any) -> IndexInfo:
         """Build a full-text index on a string column."""
-        return self.create_index(column, "FTS", name=name, **params)
+        return self.create_index(column, "FTS", name=name, progress=progress, **params)
 
     def list_indices(self) -> list[IndexInfo]:
         """The indexes of the table."""
@@ -561,10 +605,9 @@ class Table:
         return self._ref.describe() if self._ref.read_only else self.branch_name
 
     def __repr__(self) -> str:
-        head, fields = self._summary()
-        lines = [f"Table {self.id!r} ({self._where()}): {head}"]
-        lines += [f"  {name}: {kind}" for name, kind in fields]
-        return "\n".join(lines)
+        # No request: a repr must answer at once, even with the server down (a traceback
+        # or a debugger shows it). describe() and the notebook's HTML repr ask the server.
+        return f"Table({self.id!r}, {self._where()})"
 
     def _repr_html_(self) -> str:
         head, fields = self._summary()
@@ -573,6 +616,14 @@ class Table:
         return (f"<div><b>nsframe Table</b> <code>{html.escape(self.id)}</code> "
                 f"({html.escape(self._where())}): {html.escape(head)}"
                 f"<table><tr><th>column</th><th>type</th></tr>{rows}</table></div>")
+
+
+def _built_index(answer: dict[str, Any], column: str, kind: str,
+                 name: str | None) -> IndexInfo:
+    """What a create-index answer says, as the `IndexInfo` that `list_indices` would give."""
+    found = answer.get("index_name")
+    return IndexInfo(name=found if isinstance(found, str) else name or f"{column}_idx",
+                     columns=(column,), index_type=kind, raw=answer)
 
 
 def _schema_of(data: dict[str, Any]) -> pa.Schema:

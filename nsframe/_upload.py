@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -127,6 +128,54 @@ class Progress:
 
     def close(self) -> None:
         if self._bar is not None:
+            self._bar.close()
+
+
+class Elapsed:
+    """Shows how long a single long request has been running (an index build, a
+    compaction), since such a request reports no progress of its own.
+
+    ``progress``: True shows it from the start; False never; None shows it when someone
+    watches (a notebook or a terminal) and the request takes more than ``after`` seconds,
+    so quick calls print nothing. The line ends with the total time taken.
+    """
+
+    def __init__(self, desc: str, progress: bool | None, *, after: float = 1.0,
+                 interval: float = 0.5) -> None:
+        if progress is not None and not isinstance(progress, bool):
+            raise TypeError("progress must be True, False or None.")
+        self._desc = desc
+        self._after = 0.0 if progress is True else after
+        self._interval = interval
+        self._active = progress is True or (progress is None and interactive())
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._bar: Any = None
+
+    def __enter__(self) -> Elapsed:
+        if self._active:
+            self._thread = threading.Thread(target=self._tick, daemon=True,
+                                            name="nsframe-elapsed")
+            self._thread.start()
+        return self
+
+    def _tick(self) -> None:
+        if self._done.wait(self._after):
+            return
+        tqdm = importlib.import_module("tqdm.auto").tqdm
+        # No total and no rate: the bar shows the description and the time elapsed.
+        self._bar = tqdm(total=None, desc=self._desc, bar_format="{desc}: {elapsed}",
+                         leave=True)
+        while not self._done.wait(self._interval):
+            self._bar.refresh()
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._bar is not None:
+            self._bar.set_description_str(f"{self._desc} (done)" if exc[0] is None
+                                          else f"{self._desc} (failed)")
             self._bar.close()
 
 

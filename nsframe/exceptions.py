@@ -3,9 +3,11 @@
 ```
 NsframeError                      base: `except nsframe.NsframeError` catches everything we raise
 ├── TransportError                could not talk to the server
-│   └── RequestTimeoutError
+│   ├── RequestTimeoutError
+│   └── ConnectionClosedError     the connection was closed (conn.close())
 ├── ResponseDecodeError           2xx, but the body is not what the contract says
 ├── ReadOnlyTableError            a write to a version or tag view (also a ValueError)
+├── VectorDimensionError          vectors of the wrong size for a table (also a ValueError)
 ├── PartialWriteError             a write in several requests failed after some committed
 └── APIError                      the server answered 4xx/5xx (or, in the server, will answer)
     ├── InvalidInputError         400, code 13
@@ -51,6 +53,7 @@ __all__ = [
     "ColumnNotFoundError",
     "ConcurrentModificationError",
     "ConflictError",
+    "ConnectionClosedError",
     "ForbiddenError",
     "IndexAlreadyExistsError",
     "IndexNotFoundError",
@@ -78,6 +81,7 @@ __all__ = [
     "TransportError",
     "UnauthorizedError",
     "UnsupportedError",
+    "VectorDimensionError",
     "VersionNotFoundError",
     "error_class_for",
 ]
@@ -111,12 +115,39 @@ class RequestTimeoutError(TransportError):
     """The server did not answer within the timeout."""
 
 
+class ConnectionClosedError(TransportError):
+    """The connection was closed (``conn.close()``, or the end of its ``with`` block), so
+    the handles made from it cannot reach the server any more."""
+
+
 class ResponseDecodeError(NsframeError):
     """The server answered 2xx, but the body is not the JSON or Arrow the contract promises."""
 
 
 class ReadOnlyTableError(NsframeError, ValueError):
     """A write was sent to a handle pinned at a version or tag (raised before sending)."""
+
+
+class VectorDimensionError(NsframeError, ValueError):
+    """Vectors to insert do not have the size of the table's vector column (raised before
+    anything is sent).
+
+    Attributes:
+        table: The table id.
+        column: The vector column.
+        expected: The column's dimension.
+        found: The size of the first vector that does not fit.
+        row: The position of that vector in the data.
+    """
+
+    def __init__(self, message: str, *, table: str, column: str, expected: int, found: int,
+                 row: int | None) -> None:
+        super().__init__(message)
+        self.table = table
+        self.column = column
+        self.expected = expected
+        self.found = found
+        self.row = row
 
 
 class PartialWriteError(NsframeError):
@@ -158,7 +189,10 @@ class APIError(NsframeError):
 
     Attributes mirror the error body: ``status``, ``code`` (the Lance error code),
     ``type``, ``title``, ``detail`` and ``instance``; ``response`` keeps the raw
-    ``requests.Response`` on the client side (``None`` in the server).
+    ``requests.Response`` on the client side (``None`` in the server). On the client,
+    ``method`` and ``url`` name the request that failed, and ``message`` (what ``str()``
+    shows) says what to do in the client's own names: the server's ``detail`` speaks of
+    REST members, the message of Python arguments and methods.
     """
 
     status: ClassVar[int] = 500
@@ -179,9 +213,12 @@ class APIError(NsframeError):
         headers: dict[str, str] | None = None,
         url: str | None = None,
         request_id: str | None = None,
+        method: str | None = None,
+        message: str | None = None,
     ) -> None:
-        super().__init__(detail)
+        super().__init__(message or detail)
         self.detail = detail
+        self.message = message or detail
         self.instance = instance
         # Instance attributes shadow the class defaults only when the server said otherwise.
         if status is not None:
@@ -193,7 +230,8 @@ class APIError(NsframeError):
         self.title = title or default_title
         self.response = response
         self.headers = headers or {}
-        # Client side only: the request that failed, so the message can name it.
+        # Client side only: the request that failed, for the repr and for debugging.
+        self.method = method
         self.url = url
         self.request_id = request_id
 
@@ -205,10 +243,21 @@ class APIError(NsframeError):
         return state
 
     def __str__(self) -> str:
-        where = f" ({self.instance})" if self.instance else ""
-        if self.url:
-            where = f" for {self.url}"
-        return f"{self.status} {self.title}{where}: {self.detail}"
+        # What to do comes first; the HTTP status and request are in the attributes and
+        # the repr, for whoever debugs the service rather than the data.
+        return self.message
+
+    def __repr__(self) -> str:
+        request = f", method={self.method!r}, url={self.url!r}" if self.url else ""
+        return (f"{type(self).__name__}({self.message!r}, status={self.status}, "
+                f"code={self.code}{request})")
+
+    def reword(self, message: str) -> APIError:
+        """This error with ``message`` as what it says (a call site knows the arguments
+        the person used best); every other attribute stays. Returns the error itself."""
+        self.message = message
+        self.args = (message,)
+        return self
 
     def to_body(self) -> dict[str, Any]:
         """The JSON error body of the contract, plus upstream's ``code`` and ``error``."""

@@ -15,11 +15,17 @@ from urllib.parse import quote
 import requests
 import urllib3
 
+from nsframe._client.hints import client_message
 from nsframe._client.wire import decode_json
 from nsframe._protocol import routes
 from nsframe._protocol.ids import DEFAULT_DELIMITER
 from nsframe._version import __version__
-from nsframe.exceptions import RequestTimeoutError, TransportError, error_class_for
+from nsframe.exceptions import (
+    ConnectionClosedError,
+    RequestTimeoutError,
+    TransportError,
+    error_class_for,
+)
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
@@ -76,6 +82,7 @@ class Transport:
         self.retries = retries
         self.backoff = backoff
         self.context = dict(context or {})
+        self.closed = False
         self._has_api_key = api_key is not None
         self._has_token = token is not None
         self._session = requests.Session()
@@ -99,6 +106,9 @@ class Transport:
         return f"{type(self).__name__}({self.base_url!r}{database}{shown})"
 
     def close(self) -> None:
+        # Remembered, so that a later call says the connection is closed rather than
+        # that the server cannot be reached (an embedded server stops with it).
+        self.closed = True
         self._session.close()
 
     def __enter__(self: _Self) -> _Self:
@@ -131,6 +141,11 @@ class Transport:
         stream: bool = False,
     ) -> requests.Response:
         """Send one request; retry it if it is safe to; raise for any error answer."""
+        if self.closed:
+            raise ConnectionClosedError(
+                "This connection is closed (conn.close() was called, or its with-block "
+                "ended): open a new one with nsframe.connect(...) and get the table from it."
+            )
         url = self.url(template, ident, **(parts or {}))
         query = {k: _param(v) for k, v in (params or {}).items() if v is not None}
         if self.delimiter != DEFAULT_DELIMITER:
@@ -240,9 +255,11 @@ def raise_for_response(resp: requests.Response) -> None:
         code = None
     detail = body.get("detail") or body.get("error") or resp.text.strip() or resp.reason
     cls = error_class_for(resp.status_code, code)
-    method = resp.request.method if resp.request is not None else "?"
+    method = resp.request.method if resp.request is not None else None
     raise cls(
         str(detail),
+        message=client_message(str(detail)),
+        method=method,
         instance=_str_or_none(body.get("instance")),
         status=resp.status_code,
         code=code,
@@ -250,7 +267,7 @@ def raise_for_response(resp: requests.Response) -> None:
         title=_str_or_none(body.get("title")),
         response=resp,
         headers=dict(resp.headers),
-        url=f"{method} {resp.url}",
+        url=resp.url,
         request_id=resp.request.headers.get(routes.REQUEST_ID_HEADER) if resp.request else None,
     )
 

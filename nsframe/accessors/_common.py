@@ -6,6 +6,7 @@ the frame: the connection comes from ``conn=`` or `nsframe.get_default()` on eac
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -13,14 +14,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from nsframe import _frames, _sql
-from nsframe._connection import Connection, get_default
+from nsframe._connection import Connection, check_dotted_id, get_default
 from nsframe._models import WriteResult, vector_dimensions
 from nsframe._protocol.defaults import DEFAULT_SEARCH_K
 from nsframe._table import Table
 from nsframe._upload import DEFAULT_CHUNK_BYTES, ProgressArg
-from nsframe.exceptions import PartialWriteError
+from nsframe.exceptions import PartialWriteError, TableAlreadyExistsError
 
-IF_EXISTS = ("fail", "append", "replace")
+TO_TABLE_MODES = ("create", "append", "overwrite")
+# pandas' to_sql spelling, still accepted (with a DeprecationWarning) for the same modes.
+IF_EXISTS = {"fail": "create", "append": "append", "replace": "overwrite"}
 DEFAULT_SEARCH_BATCH = 256
 DEFAULT_DELETE_BATCH = 1000
 
@@ -70,37 +73,52 @@ class FrameAccessor:
             self._frame, mode, chunk_size=chunk_size, progress=progress,
             vector_columns=vector_columns)
 
-    def to_table(self, table: Table | str, *, if_exists: str = "fail",
+    def to_table(self, table: Table | str, *, mode: str = "create",
                  branch: str | None = None, conn: Connection | None = None,
                  chunk_size: int = DEFAULT_CHUNK_BYTES, progress: ProgressArg = None,
-                 vector_columns: Mapping[str, int] | None = None) -> Table:
-        """Write the frame as a table, creating it when needed.
+                 vector_columns: Mapping[str, int] | None = None,
+                 if_exists: str | None = None) -> Table:
+        """Write the frame as a table, creating it when needed; returns the table.
 
-        ``if_exists``: ``"fail"`` (raise `AlreadyExistsError` if the table exists),
-        ``"append"`` (add the rows, or create), or ``"replace"`` (a new version with only
-        these rows). With ``branch``, the table exists: ``append`` or ``replace`` write to
-        that branch. Returns the table.
+        ``mode`` (the words of LanceDB's ``create_table`` and ``add``): ``"create"``
+        (raise `TableAlreadyExistsError` if the table exists), ``"append"`` (add the
+        rows, creating the table if needed) or ``"overwrite"`` (a new version with only
+        these rows). With ``branch``, the table exists: ``append`` or ``overwrite``
+        write to that branch. ``if_exists`` (pandas' ``to_sql`` words ``"fail"``,
+        ``"append"``, ``"replace"``) is deprecated but still works.
 
         Example:
-            >>> tbl = df.ns.to_table("db$items", if_exists="replace")
+            >>> tbl = df.ns.to_table("db$items", mode="overwrite")
         """
-        if if_exists not in IF_EXISTS:
-            raise ValueError(f"if_exists must be one of {', '.join(IF_EXISTS)}; "
-                             f"got {if_exists!r}.")
-        if branch is not None and if_exists == "fail":
+        if if_exists is not None:
+            if if_exists not in IF_EXISTS:
+                raise ValueError(f"if_exists must be one of {', '.join(IF_EXISTS)}; "
+                                 f"got {if_exists!r}.")
+            warnings.warn(f"to_table(if_exists={if_exists!r}) is deprecated: pass "
+                          f"mode={IF_EXISTS[if_exists]!r}.", DeprecationWarning, stacklevel=2)
+            mode = IF_EXISTS[if_exists]
+        if mode not in TO_TABLE_MODES:
+            raise ValueError(f"mode must be one of {', '.join(TO_TABLE_MODES)}; got {mode!r}.")
+        if branch is not None and mode == "create":
             raise ValueError("A branch exists only in an existing table: pass "
-                             "if_exists='append' or 'replace' to write to it.")
+                             "mode='append' or mode='overwrite' to write to it.")
         tbl = resolve(table, conn, branch)
+        if isinstance(table, str):
+            check_dotted_id(tbl._client, table, tbl)
         options: dict[str, Any] = {"chunk_size": chunk_size, "progress": progress,
                                    "vector_columns": vector_columns}
-        if branch is not None or (if_exists == "append"
-                                  and tbl._client.table_exists(tbl.id)):
+        if branch is not None or (mode == "append" and tbl._client.table_exists(tbl.id)):
             # A branch exists only in an existing table: write into it.
-            mode = "overwrite" if if_exists == "replace" else "append"
             tbl._upload(self._frame, mode=mode, create=None, **options)
-        else:
-            create = "overwrite" if if_exists == "replace" else "create"
-            tbl._upload(self._frame, mode="overwrite", create=create, **options)
+            return tbl
+        try:
+            tbl._upload(self._frame, mode="overwrite", create=mode if mode == "overwrite"
+                        else "create", **options)
+        except TableAlreadyExistsError as exc:
+            raise exc.reword(
+                f"Table {tbl.id!r} already exists: pass mode='append' to add these rows to "
+                "it, or mode='overwrite' to replace its rows with them."
+            ) from None
         return tbl
 
     def search(self, table: Table | str, *, column: str | None = None,

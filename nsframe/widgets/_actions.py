@@ -37,7 +37,7 @@ class Actions(widgets.VBox):  # type: ignore[misc]
         self.cancel_button.on_click(lambda _: self.cancel())
         super().__init__([
             widgets.HBox([self.tag_name, self.tag_button, self.branch_name, self.branch_button,
-                          self.restore_button]),
+                          self.restore_button], layout=widgets.Layout(flex_flow="row wrap")),
             self.confirm_box,
         ])
         self.add_class("nsframe-actions")

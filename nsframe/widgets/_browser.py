@@ -57,14 +57,23 @@ class Browser(widgets.VBox):  # type: ignore[misc]
         self._busy = 0
         self.messages = MessageBox()
         self.breadcrumb = widgets.HTML(breadcrumb_html([]))
-        self.namespace_picker = widgets.Dropdown(description="namespace", options=[])
-        self.table_picker = widgets.Dropdown(description="table", options=[])
+        wide = {"description_width": "initial"}
+        self.namespace_picker = widgets.Dropdown(description="namespace", options=[],
+                                                 style=wide)
+        self.table_picker = widgets.Dropdown(description="table", options=[], style=wide)
         self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
         self.branch_picker = widgets.Dropdown(description="branch", options=[MAIN_BRANCH],
-                                              value=MAIN_BRANCH)
-        self.tag_list = widgets.Select(description="tags", options=[], rows=5)
+                                              value=MAIN_BRANCH, style=wide,
+                                              layout=widgets.Layout(width="auto"))
+        self.tag_list = widgets.Select(description="tags", options=[], rows=5, style=wide,
+                                       layout=widgets.Layout(width="auto"))
+        self.tag_list.add_class("nsframe-tags")
+        # The timeline takes the room left of the branch and tag pickers, so its labels
+        # (version, time, tags, change) show whole at a notebook's usual width.
         self.version_list = widgets.Select(description="versions", options=[], rows=7,
-                                           layout=widgets.Layout(width="520px"))
+                                           style=wide, layout=widgets.Layout(
+                                               flex="1 1 auto", width="auto",
+                                               min_width="480px"))
         self.version_list.add_class("nsframe-versions")
         self.preview = Preview(self.messages)
         self.search = SearchPanel(self.messages, lambda: self.selected, self.preview.show_results,
@@ -72,8 +81,10 @@ class Browser(widgets.VBox):  # type: ignore[misc]
         self.actions = Actions(self.messages)
         super().__init__([
             self.breadcrumb,
-            widgets.HBox([self.namespace_picker, self.table_picker, self.refresh_button]),
-            widgets.HBox([widgets.VBox([self.branch_picker, self.tag_list]), self.version_list]),
+            widgets.HBox([self.namespace_picker, self.table_picker, self.refresh_button],
+                         layout=widgets.Layout(flex_flow="row wrap")),
+            widgets.HBox([widgets.VBox([self.branch_picker, self.tag_list]), self.version_list],
+                         layout=widgets.Layout(width="100%")),
             self.actions,
             self.messages,
             widgets.Accordion(children=[self.search], titles=("Search",)),

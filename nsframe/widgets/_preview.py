@@ -6,12 +6,55 @@ from typing import Any
 
 import ipywidgets as widgets
 import pyarrow as pa
+import traitlets
 
 from nsframe import Table
 from nsframe.widgets._messages import MessageBox
 from nsframe.widgets._render import rows_html, schema_html
 
 PAGE_SIZES = (10, 25, 50, 100)
+
+
+class ColumnChoice(widgets.HBox):  # type: ignore[misc]
+    """A checkbox per column, wrapped over lines. (A multi-select list showed its chosen
+    columns greyed out until clicked, which read as disabled.)
+
+    ``options`` are the column names, ``value`` the ticked ones, in table order.
+    """
+
+    options = traitlets.Tuple()
+    value = traitlets.Tuple()
+
+    def __init__(self) -> None:
+        super().__init__(layout=widgets.Layout(flex_flow="row wrap", width="100%"))
+        self.add_class("nsframe-columns")
+        self._boxes: dict[str, widgets.Checkbox] = {}
+        self._syncing = False
+        self.observe(self._on_options, names="options")
+        self.observe(self._on_value, names="value")
+
+    def _on_options(self, change: dict[str, Any]) -> None:
+        self._boxes = {name: widgets.Checkbox(value=name in self.value, description=name,
+                                              indent=False,
+                                              layout=widgets.Layout(width="auto",
+                                                                    margin="0 12px 0 0"))
+                       for name in change["new"]}
+        for box in self._boxes.values():
+            box.observe(self._on_box, names="value")
+        self.children = [widgets.Label("columns:", layout=widgets.Layout(margin="0 8px 0 0")),
+                         *self._boxes.values()]
+
+    def _on_box(self, _change: dict[str, Any]) -> None:
+        if not self._syncing:
+            self.value = tuple(n for n, box in self._boxes.items() if box.value)
+
+    def _on_value(self, change: dict[str, Any]) -> None:
+        self._syncing = True
+        try:
+            for name, box in self._boxes.items():
+                box.value = name in change["new"]
+        finally:
+            self._syncing = False
 
 
 class Preview(widgets.VBox):  # type: ignore[misc]
@@ -30,11 +73,11 @@ class Preview(widgets.VBox):  # type: ignore[misc]
         self._results_caption = ""
         self.page = 0
         self._quiet = False
-        self.columns = widgets.SelectMultiple(description="columns", rows=4,
-                                              layout=widgets.Layout(width="260px"))
+        self.columns = ColumnChoice()
         self.page_size = widgets.Dropdown(options=PAGE_SIZES, value=PAGE_SIZES[0],
                                           description="page size",
-                                          layout=widgets.Layout(width="180px"))
+                                          style={"description_width": "initial"},
+                                          layout=widgets.Layout(width="160px"))
         self.previous_button = widgets.Button(description="◀ previous",
                                               layout=widgets.Layout(width="110px"))
         self.next_button = widgets.Button(description="next ▶",
@@ -43,8 +86,8 @@ class Preview(widgets.VBox):  # type: ignore[misc]
         self.rows.add_class("nsframe-preview")
         self.schema = widgets.HTML()
         self.schema.add_class("nsframe-schema")
-        controls = widgets.HBox([self.columns, widgets.VBox([
-            self.page_size, widgets.HBox([self.previous_button, self.next_button])])])
+        controls = widgets.VBox([self.columns, widgets.HBox([
+            self.page_size, self.previous_button, self.next_button])])
         tabs = widgets.Tab(children=[widgets.VBox([controls, self.rows]), self.schema])
         tabs.set_title(0, "Rows")
         tabs.set_title(1, "Schema")
@@ -72,6 +115,12 @@ class Preview(widgets.VBox):  # type: ignore[misc]
             finally:
                 self._quiet = False
         self._render()
+
+    @property
+    def results(self) -> pa.Table | None:
+        """The rows of the last search, while they are shown (None while rows of the
+        table are)."""
+        return self._results
 
     def show_results(self, rows: pa.Table, caption: str) -> None:
         """Show search results (all on one page) instead of the table's rows."""

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from nsframe import Tag, Version
-from nsframe.exceptions import APIError, TransportError
+from nsframe.exceptions import APIError, ConnectionClosedError, TransportError
 
 MAX_CELL_CHARS = 80
 MAX_VECTOR_ITEMS = 4
@@ -24,7 +24,12 @@ ERROR_STYLE = _BOX.format(border="#d1242f", background="#ffebe9")
 NOTICE_STYLE = _BOX.format(border="#1a7f37", background="#dafbe1")
 CONFIRM_STYLE = _BOX.format(border="#9a6700", background="#fff8c5")
 TABLE_STYLE = "border-collapse:collapse;font-size:12px"
-CELL_STYLE = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
+# One line per row: a long text is cut with an ellipsis (its whole value is the cell's
+# tooltip), so a page of rows stays a page, not a wall of wrapped text.
+CELL_STYLE = ("border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top;"
+              "white-space:nowrap;max-width:32em;overflow:hidden;text-overflow:ellipsis")
+# Wide tables scroll sideways inside the widget instead of running off the page.
+SCROLL_STYLE = "overflow-x:auto;max-width:100%"
 
 
 def cell_text(value: Any) -> str:
@@ -50,11 +55,12 @@ def rows_html(rows: pa.Table, caption: str, *, first_row: int = 0) -> str:
     body = []
     for i, row in enumerate(rows.to_pylist()):
         cells = [str(first_row + i), *(cell_text(row[n]) for n in rows.column_names)]
-        body.append("<tr>" + "".join(f"<td style='{CELL_STYLE}'>{html.escape(c)}</td>"
-                                     for c in cells) + "</tr>")
+        body.append("<tr>" + "".join(f"<td style='{CELL_STYLE}' title='{html.escape(c)}'>"
+                                     f"{html.escape(c)}</td>" for c in cells) + "</tr>")
     empty = "" if body else "<p><i>no rows</i></p>"
-    return (f"<div><b>{html.escape(caption)}</b>"
-            f"<table style='{TABLE_STYLE}'><tr>{head}</tr>{''.join(body)}</table>{empty}</div>")
+    return (f"<div><b>{html.escape(caption)}</b><div style='{SCROLL_STYLE}'>"
+            f"<table style='{TABLE_STYLE}'><tr>{head}</tr>{''.join(body)}</table></div>"
+            f"{empty}</div>")
 
 
 def schema_html(schema: pa.Schema) -> str:
@@ -71,8 +77,11 @@ def schema_html(schema: pa.Schema) -> str:
 def error_html(exc: BaseException) -> str:
     """A server or client error as a readable message (never a traceback)."""
     if isinstance(exc, APIError):
-        title = f"{exc.title} ({exc.status}, {type(exc).__name__})"
-        detail = exc.detail
+        # What to do first, in the client's words; the HTTP status last, for the curious.
+        title = f"{type(exc).__name__} (HTTP {exc.status})"
+        detail = exc.message
+    elif isinstance(exc, ConnectionClosedError):
+        title, detail = "The connection is closed", str(exc)
     elif isinstance(exc, TransportError):
         title, detail = "The server could not be reached", str(exc)
     else:
@@ -116,11 +125,21 @@ def change_text(metadata: Mapping[str, str]) -> str:
     return operation or "?"
 
 
+MAX_CHANGE_CHARS = 48
+
+
 def version_label(version: Version, tags: Sequence[str]) -> str:
-    """One line of the timeline: ``v3 · 2026-11-22 04:50:01 · Delete where id = 1 · tags``."""
-    when = version.timestamp.strftime("%Y-%m-%d %H:%M:%S") if version.timestamp else "?"
-    label = f"v{version.version} · {when} · {change_text(version.metadata)}"
-    return label + (f" · tags: {', '.join(sorted(tags))}" if tags else "")
+    """One line of the timeline: ``v3 · 2026-11-22 04:50 · [clean] · Delete where id = 1``.
+
+    The tags come before the change, and a long change is shortened, so the tags are
+    never the part a narrow list cuts off.
+    """
+    when = version.timestamp.strftime("%Y-%m-%d %H:%M") if version.timestamp else "?"
+    change = change_text(version.metadata)
+    if len(change) > MAX_CHANGE_CHARS:
+        change = change[:MAX_CHANGE_CHARS - 1] + "…"
+    named = f"[{', '.join(sorted(tags))}] · " if tags else ""
+    return f"v{version.version} · {when} · {named}{change}"
 
 
 def tag_label(tag: Tag) -> str:

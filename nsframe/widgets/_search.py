@@ -12,6 +12,10 @@ from nsframe import Query, Table
 from nsframe.widgets._messages import MessageBox
 
 TEXT, VECTOR = "text", "vector of row #"
+PREFILTER, POSTFILTER = "filter, then search", "search, then filter"
+HIDDEN, SHOWN = "none", "flex"
+# Descriptions as wide as their text: a fixed width cuts "vector column" to "vector col...".
+WIDE = {"description_width": "initial"}
 
 
 def vector_columns(schema: pa.Schema) -> list[str]:
@@ -31,26 +35,48 @@ class SearchPanel(widgets.VBox):  # type: ignore[misc]
                  show: Callable[[pa.Table, str], None], reset: Callable[[], None]) -> None:
         self._messages, self._view, self._show, self._reset = messages, view, show, reset
         self.mode = widgets.ToggleButtons(options=[TEXT, VECTOR], value=TEXT,
-                                          description="search by")
+                                          description="search by", style=WIDE)
         self.text = widgets.Text(placeholder="words to find (needs an FTS index)",
-                                 description="text")
+                                 description="text", style=WIDE,
+                                 layout=widgets.Layout(width="360px"))
         self.row = widgets.BoundedIntText(value=0, min=0, max=10**12, description="row #",
-                                          layout=widgets.Layout(width="200px"))
-        self.vector_column = widgets.Dropdown(description="vector column", options=[])
-        self.filter = widgets.Text(placeholder="SQL filter, e.g. id > 2", description="filter")
+                                          style=WIDE, layout=widgets.Layout(width="160px"))
+        self.vector_column = widgets.Dropdown(description="vector column", options=[],
+                                              style=WIDE, layout=widgets.Layout(width="auto"))
+        self.filter = widgets.Text(placeholder="SQL filter, e.g. id > 2", description="filter",
+                                   style=WIDE, layout=widgets.Layout(width="360px"))
+        # LanceDB's default: filter first, so `limit` rows come back whenever that many
+        # match; after the search, fewer may (the nearest rows that also match).
+        self.filter_order = widgets.ToggleButtons(options=[PREFILTER, POSTFILTER],
+                                                  value=PREFILTER, style=WIDE,
+                                                  tooltips=["prefilter (the default)",
+                                                            "postfilter"])
         self.limit = widgets.BoundedIntText(value=10, min=1, max=10_000, description="limit",
-                                            layout=widgets.Layout(width="200px"))
+                                            style=WIDE, layout=widgets.Layout(width="140px"))
         self.search_button = widgets.Button(description="Search", button_style="primary",
                                             icon="search")
         self.clear_button = widgets.Button(description="Back to rows")
         self.search_button.on_click(messages.guard(lambda _: self.run()))
         self.clear_button.on_click(messages.guard(lambda _: self._reset()))
+        self.by_text = widgets.HBox([self.text])
+        self.by_vector = widgets.HBox([self.row, self.vector_column],
+                                      layout=widgets.Layout(display=HIDDEN))
+        self.mode.observe(lambda _: self._show_fields(), names="value")
+        wrap = widgets.Layout(flex_flow="row wrap", align_items="center")
         super().__init__([
             self.mode,
-            widgets.HBox([self.text, self.row, self.vector_column]),
-            widgets.HBox([self.filter, self.limit, self.search_button, self.clear_button]),
+            self.by_text,
+            self.by_vector,
+            widgets.HBox([self.filter, self.filter_order], layout=wrap),
+            widgets.HBox([self.limit, self.search_button, self.clear_button], layout=wrap),
         ])
         self.add_class("nsframe-search")
+
+    def _show_fields(self) -> None:
+        """Only the fields of the chosen kind of search."""
+        vector = self.mode.value == VECTOR
+        self.by_vector.layout.display = SHOWN if vector else HIDDEN
+        self.by_text.layout.display = HIDDEN if vector else SHOWN
 
     def use_schema(self, schema: pa.Schema) -> None:
         """Offer the vector columns of the selected table."""
@@ -81,8 +107,11 @@ class SearchPanel(widgets.VBox):  # type: ignore[misc]
         else:
             raise ValueError("Type words to find, a filter, or search by the vector of a row.")
         if condition:
-            query = query.where(condition)
+            prefilter = self.filter_order.value == PREFILTER
+            query = query.where(condition, prefilter=prefilter)
             what += f" where {condition}"
+            if query.is_search and not prefilter:
+                what += " (filtered after the search)"
         return query.limit(self.limit.value), what
 
     def run(self) -> None:

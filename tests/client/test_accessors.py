@@ -118,23 +118,49 @@ def test_to_table_creates_then_fails_appends_or_replaces(
     assert isinstance(tbl, nsframe.Table)
     assert tbl.count_rows() == 10
     assert tbl.schema.field("vector").type == pa.list_(pa.float32(), DIM)
-    with pytest.raises(TableAlreadyExistsError):
+    with pytest.raises(TableAlreadyExistsError) as info:
         make(kind, items(3, 100)).ns.to_table(ident, conn=conn)
+    # The message names this method's arguments, not the REST create modes.
+    assert "mode='append'" in str(info.value) and "mode='overwrite'" in str(info.value)
+    assert "exist_ok" not in str(info.value) and str(info.value).startswith("Table ")
     assert tbl.count_rows() == 10  # nothing written by the refused create
-    make(kind, items(5, 10)).ns.to_table(ident, if_exists="append", conn=conn)
+    make(kind, items(5, 10)).ns.to_table(ident, mode="append", conn=conn)
     assert sorted(tbl.to_arrow().column("id").to_pylist()) == list(range(15))
-    make(kind, items(2, 50)).ns.to_table(ident, if_exists="replace", conn=conn)
+    make(kind, items(2, 50)).ns.to_table(ident, mode="overwrite", conn=conn)
     assert sorted(tbl.to_arrow().column("id").to_pylist()) == [50, 51]
-    make(kind, items(2, 60)).ns.to_table(f"{ns}$fresh", if_exists="append", conn=conn)
+    make(kind, items(2, 60)).ns.to_table(f"{ns}$fresh", mode="append", conn=conn)
     assert conn.table(f"{ns}$fresh").count_rows() == 2
+    with pytest.raises(ValueError, match="mode must be one of"):
+        make(kind, items(1)).ns.to_table(ident, mode="upsert", conn=conn)
+
+
+def test_to_table_if_exists_is_a_deprecated_alias_of_mode(
+        kind: str, conn: nsframe.Connection, ns: str) -> None:
+    ident = f"{ns}$items"
+    make(kind, items(2)).ns.to_table(ident, conn=conn)
+    with pytest.warns(DeprecationWarning, match="mode='append'"):
+        make(kind, items(1, 10)).ns.to_table(ident, if_exists="append", conn=conn)
+    with pytest.warns(DeprecationWarning, match="mode='overwrite'"):
+        make(kind, items(1, 20)).ns.to_table(ident, if_exists="replace", conn=conn)
+    assert conn.table(ident).to_arrow().column("id").to_pylist() == [20]
+    with pytest.warns(DeprecationWarning), pytest.raises(TableAlreadyExistsError):
+        make(kind, items(1)).ns.to_table(ident, if_exists="fail", conn=conn)
     with pytest.raises(ValueError, match="if_exists must be one of"):
         make(kind, items(1)).ns.to_table(ident, if_exists="upsert", conn=conn)
+
+
+def test_to_table_refuses_a_dotted_id_when_the_namespace_exists(
+        kind: str, conn: nsframe.Connection, ns: str) -> None:
+    # SQL's schema.table: "lab.items2" would make a root table although namespace lab exists.
+    with pytest.raises(ValueError, match=rf"Did you mean '{ns}\$items2'\?"):
+        make(kind, items(1)).ns.to_table(f"{ns}.items2", conn=conn)
+    assert f"{ns}.items2" not in conn.table_names()
 
 
 def test_insert_appends_overwrites_and_returns_the_version(
         kind: str, conn: nsframe.Connection, ns: str) -> None:
     tbl = conn.create_table(f"{ns}$items", pa.Table.from_pandas(pd.DataFrame(items(0))))
-    tbl = pd.DataFrame(items(4)).ns.to_table(f"{ns}$items", if_exists="replace", conn=conn)
+    tbl = pd.DataFrame(items(4)).ns.to_table(f"{ns}$items", mode="overwrite", conn=conn)
     result = make(kind, items(3, 4)).ns.insert(tbl)
     assert (result.num_rows, result.version) == (3, tbl.version)
     assert tbl.count_rows() == 7
@@ -159,9 +185,9 @@ def test_insert_into_a_branch(kind: str, conn: nsframe.Connection, ns: str) -> N
 def test_to_table_on_a_branch(kind: str, conn: nsframe.Connection, ns: str) -> None:
     tbl = pd.DataFrame(items(3)).ns.to_table(f"{ns}$items", conn=conn)
     tbl.create_branch("exp")
-    with pytest.raises(ValueError, match="if_exists='append' or 'replace'"):
+    with pytest.raises(ValueError, match="mode='append' or mode='overwrite'"):
         make(kind, items(1, 9)).ns.to_table(tbl, branch="exp")
-    make(kind, items(2, 10)).ns.to_table(tbl, branch="exp", if_exists="replace")
+    make(kind, items(2, 10)).ns.to_table(tbl, branch="exp", mode="overwrite")
     assert sorted(tbl.branch("exp").to_arrow().column("id").to_pylist()) == [10, 11]
     assert tbl.count_rows() == 3
 

@@ -28,9 +28,12 @@ def test_namespaces_create_list_describe_drop(conn: nsframe.Connection, ns: str)
     assert child.exists()
     assert conn.namespaces(ns) == [f"{ns}$child"]
     assert ns in conn.namespaces()
-    with pytest.raises(NamespaceAlreadyExistsError):
+    with pytest.raises(NamespaceAlreadyExistsError) as info:
         conn.create_namespace(f"{ns}$child")
-    conn.create_namespace(f"{ns}$child", mode="exist_ok")
+    assert "exist_ok=True" in str(info.value) and "mode='overwrite'" in str(info.value)
+    assert conn.create_namespace(f"{ns}$child", exist_ok=True).properties() == {"owner": "ana"}
+    with pytest.warns(DeprecationWarning, match="exist_ok=True"):
+        conn.create_namespace(f"{ns}$child", mode="exist_ok")
     conn.drop_namespace(f"{ns}$child")
     assert not conn.namespace(f"{ns}$child").exists()
     assert conn.namespaces(ns) == []
@@ -58,7 +61,7 @@ def test_namespace_proxy(conn: nsframe.Connection, ns: str) -> None:
     assert sub.table_names() == ["t"]
     assert sub["t"].count_rows() == 1
     assert sub.table("t") == conn.table(f"{ns}$sub$t")
-    assert repr(sub) == f"Namespace('{ns}$sub'): 1 tables, 0 namespaces"
+    assert repr(sub) == f"Namespace('{ns}$sub')"  # no request: see test_reprs_need_no_server
     assert "<code>t</code>" in sub._repr_html_()
     assert conn.namespace("$").id == "$" and conn.namespace(()).parts == ()
 
@@ -100,12 +103,37 @@ def test_table_handles_are_lazy(conn: nsframe.Connection, ns: str) -> None:
 def test_create_table_modes(conn: nsframe.Connection, ns: str) -> None:
     name = f"{ns}$m"
     conn.create_table(name, {"id": [1, 2]})
-    with pytest.raises(TableAlreadyExistsError):
+    with pytest.raises(TableAlreadyExistsError) as info:
         conn.create_table(name, {"id": [3]})
-    same = conn.create_table(name, {"id": [3]}, mode="exist_ok")
+    # In the client's words (LanceDB's create_table arguments), not the REST create modes.
+    assert "pass exist_ok=True to open it, or mode='overwrite'" in str(info.value)
+    assert "use mode exist_ok" in info.value.detail  # what the server said is kept
+    same = conn.create_table(name, {"id": [3]}, exist_ok=True)
     assert same.count_rows() == 2
+    assert conn.create_table(name, exist_ok=True).count_rows() == 2  # declared: no data
     replaced = conn.create_table(name, {"id": [7, 8, 9]}, mode="overwrite")
     assert sorted(replaced.to_arrow().column("id").to_pylist()) == [7, 8, 9]
+    with pytest.warns(DeprecationWarning, match="exist_ok=True"):
+        conn.create_table(name, {"id": [3]}, mode="exist_ok")
+    with pytest.raises(ValueError, match="pass one of them"):
+        conn.create_table(name, {"id": [3]}, mode="overwrite", exist_ok=True)
+    with pytest.raises(ValueError, match="mode must be 'create' or 'overwrite'"):
+        conn.create_table(name, {"id": [3]}, mode="append")
+
+
+def test_create_table_refuses_a_dotted_id_when_the_namespace_exists(
+        conn: nsframe.Connection, ns: str) -> None:
+    with pytest.raises(ValueError, match=rf"Did you mean '{ns}\$items2'\?"):
+        conn.create_table(f"{ns}.items2", {"id": [1]})
+    with pytest.raises(ValueError, match=rf"Did you mean '{ns}\$sub\$t'\?"):
+        conn.create_namespace(f"{ns}$sub")
+        conn.create_table(f"{ns}.sub.t", {"id": [1]})
+    assert not any("." in name for name in conn.table_names())
+    # Without a namespace of that name, a dot is just part of a root table's name.
+    odd = f"x{ns}.csv"
+    conn.create_table(odd, {"id": [1]})
+    assert odd in conn.table_names()
+    conn.drop_table(odd)
 
 
 def test_create_table_from_schema_or_declared(conn: nsframe.Connection, ns: str) -> None:
@@ -114,7 +142,7 @@ def test_create_table_from_schema_or_declared(conn: nsframe.Connection, ns: str)
     assert empty.schema == schema and empty.count_rows() == 0
     declared = conn.create_table(f"{ns}$d")
     assert declared.describe().is_only_declared
-    assert "declared" in repr(declared)
+    assert "declared" in declared._repr_html_()
     declared.insert(pa.table({"id": [1, 2]}))  # the first insert creates it
     assert declared.count_rows() == 2
 

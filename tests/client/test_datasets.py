@@ -84,9 +84,23 @@ def test_categories_are_balanced(table: pa.Table) -> None:
 def test_first_rows_are_fixed(table: pa.Table) -> None:
     first = table.slice(0, 1).to_pylist()[0]
     assert first["id"] == 1
-    assert first["category"] == "travel"
-    assert first["title"] == "Where to stay in the Norwegian fjords"
-    assert first["text"] == "Book a budget hostel near the night market so you can explore on foot."
+    assert first["category"] == "gardening"
+    assert first["title"] == "Marigolds keep blackfly off the dahlias"
+    assert first["text"].startswith("Marigolds between the dahlias help keep blackfly away")
+
+
+def test_titles_are_unique_and_match_their_texts(table: pa.Table) -> None:
+    # A title is the headline of its own text: the words a title shares with the
+    # vocabulary's slots are the ones in the text, so searching a title's words finds it.
+    titles = table.column("title").to_pylist()
+    texts = table.column("text").to_pylist()
+    assert len(set(titles)) == len(titles)
+    for word in ("telescope", "banana bread", "sourdough", "penalty", "compost"):
+        with_word = [t for t in titles if word in t.lower()]
+        assert with_word, word
+        for title, text in zip(titles, texts, strict=True):
+            if word in title.lower():
+                assert word in text.lower(), (title, text)
 
 
 def test_keywords_find_their_topic(table: pa.Table) -> None:

@@ -251,10 +251,12 @@ def test_error_body_maps_to_its_class(conn: nsframe.Connection, ns: str) -> None
     assert (err.status, err.code) == (404, 4)
     assert "missing" in err.detail
     assert err.instance and err.instance.endswith("/describe")
-    assert err.url and err.url.startswith("POST http://")
+    assert err.method == "POST" and err.url and err.url.startswith("http://")
     assert err.request_id
     assert err.response.status_code == 404
-    assert f"{ns}%24missing/describe" in str(err)
+    # The message says what is wrong; the request is in the attributes and the repr.
+    assert str(err) == f"Table '{ns}$missing' does not exist."
+    assert f"{ns}%24missing/describe" in repr(err) and "status=404" in repr(err)
     with pytest.raises(NamespaceNotFoundError) as dropped:
         conn.drop_namespace(f"{ns}$nope$deeper")
     assert dropped.value.status == 400  # SEED_SPEC.md: mode Fail on a missing namespace

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,13 +47,13 @@ def offline() -> nsframe.Table:
 
 def test_every_call_returns_a_new_query(offline: nsframe.Table) -> None:
     base = offline.search([1, 2, 3, 4])
-    before = base.explain()
+    before = base.request_body()
     limited = base.limit(3)
     filtered = limited.where("id > 2", prefilter=True)
-    assert base.explain() == before
-    assert limited.explain()["k"] == 3 and "filter" not in limited.explain()
-    assert filtered.explain()["filter"] == "id > 2"
-    assert filtered.explain()["prefilter"] is True
+    assert base.request_body() == before
+    assert limited.request_body()["k"] == 3 and "filter" not in limited.request_body()
+    assert filtered.request_body()["filter"] == "id > 2"
+    assert filtered.request_body()["prefilter"] is True
     assert base is not limited is not filtered
 
 
@@ -60,11 +61,12 @@ def test_nothing_is_sent_before_a_terminal(offline: nsframe.Table) -> None:
     query = (offline.search(np.ones(DIM)).where("id > 1").select(["id"]).limit(5).offset(2)
              .distance_type("cosine").nprobes(4).refine_factor(2).ef(16).fast_search()
              .bypass_vector_index().distance_range(0.0, 1.5).with_row_id().at(3))
-    assert query.explain() == {
+    assert query.request_body() == {
         "vector": {"single_vector": [1.0, 1.0, 1.0, 1.0]},
         "k": 5,
         "offset": 2,
         "filter": "id > 1",
+        "prefilter": True,
         "columns": {"column_names": ["id"]},
         "distance_type": "cosine",
         "nprobes": 4,
@@ -82,18 +84,18 @@ def test_nothing_is_sent_before_a_terminal(offline: nsframe.Table) -> None:
 
 
 def test_body_shapes(offline: nsframe.Table) -> None:
-    multi = offline.search([[1, 0], [0, 1]], column="emb").explain()
+    multi = offline.search([[1, 0], [0, 1]], column="emb").request_body()
     assert multi["vector"] == {"multi_vector": [[1.0, 0.0], [0.0, 1.0]]}
     assert multi["vector_column"] == "emb"
-    text = offline.search(text="apple", fts_columns=["text"]).explain()
+    text = offline.search(text="apple", fts_columns=["text"]).request_body()
     assert text["full_text_query"] == {"string_query": {"query": "apple", "columns": ["text"]}}
     assert text["k"] == 10
-    assert offline.search("pear").explain()["full_text_query"] == {
+    assert offline.search("pear").request_body()["full_text_query"] == {
         "string_query": {"query": "pear"}}
-    aliases = offline.search().select({"y": "meta.year"}).explain()
+    aliases = offline.search().select({"y": "meta.year"}).request_body()
     assert aliases["columns"] == {"column_aliases": {"y": "meta.year"}}
     assert aliases["k"] == 0 and aliases["vector"] == {}
-    assert offline.search().branch("exp").explain()["branch"] == "exp"
+    assert offline.search().branch("exp").request_body()["branch"] == "exp"
 
 
 @pytest.mark.parametrize("bad", [
@@ -197,11 +199,69 @@ def test_server_errors_surface_as_api_errors(tbl: nsframe.Table) -> None:
 
 def test_repr_shows_the_request(offline: nsframe.Table) -> None:
     query = offline.search([1, 2]).limit(2)
-    assert repr(query) == (
-        "Query('db$t', {\"k\": 2, \"vector\": {\"single_vector\": [1.0, 2.0]}})")
+    assert repr(query) == "Query on 'db$t' (main): vector search, limit 2\n  vector: [1.0, 2.0]"
     page = query._repr_html_()
     assert "POST /v1/table/db$t/query" in page and "single_vector" in page
     assert page == query._repr_html_()
+
+
+def test_reprs_abbreviate_vectors(offline: nsframe.Table) -> None:
+    query = offline.search(np.linspace(0, 1, 384)).where("x > 1").select(["id"]).limit(3)
+    text = repr(query)
+    assert len(text.splitlines()) == 4 and len(text) < 300
+    assert "vector: [0.0, 0.0026, 0.0052, …] (384)" in text
+    assert "where (before the search): x > 1" in text
+    page = query._repr_html_()
+    assert "(384)" in page and page.count("\n") < 10 and len(page) < 1500
+
+
+# ---------------------------------------------------------------------- issue points
+def test_a_filtered_search_filters_first_by_default(tbl: nsframe.Table) -> None:
+    # Rows 0-49, vector i = (i, 0, 0, 0): the 3 nearest to 0 are 0, 1, 2, and only 0 of
+    # them is a multiple of 5 ("apple"). LanceDB's default filters first: 3 apples.
+    near = tbl.search([0, 0, 0, 0]).select(["id"]).limit(3)
+    pre = near.where("id % 5 = 0").to_arrow().column("id").to_pylist()
+    assert pre == [0, 5, 10]
+    post = near.where("id % 5 = 0").postfilter().to_arrow().column("id").to_pylist()
+    assert post == [0]
+    assert near.where("id % 5 = 0", prefilter=False).to_arrow().num_rows == 1
+    assert near.where("id % 5 = 0", False).to_arrow().num_rows == 1  # LanceDB's positional
+    words = tbl.search(text="apple").where("id >= 40").select(["id"]).limit(3).to_arrow()
+    assert sorted(words.column("id").to_pylist()) == [40, 45]
+
+
+def test_where_calls_combine_with_and(offline: nsframe.Table) -> None:
+    query = offline.search().where("a = 1 OR b = 2").where("c = ?", [3])
+    assert query.request_body()["filter"] == "(a = 1 OR b = 2) AND (c = 3)"
+    assert query.where("d", prefilter=False).prefilter is False
+    assert query.where("d", prefilter=False).where("e").prefilter is False  # kept
+
+
+def test_where_calls_combine_against_the_server(tbl: nsframe.Table) -> None:
+    rows = tbl.search().where("id < 10").where("id >= 5 OR id = 0").to_arrow()
+    assert sorted(rows.column("id").to_pylist()) == [0, 5, 6, 7, 8, 9]
+
+
+@pytest.mark.parametrize("make_query", [
+    pytest.param(lambda t: t.search(), id="scan"),
+    pytest.param(lambda t: t.search().where("id > 3"), id="filter"),
+    pytest.param(lambda t: t.search([1, 0, 0, 0]), id="vector"),
+    pytest.param(lambda t: t.search(text="apple"), id="text"),
+    pytest.param(lambda t: t.search([1, 0, 0, 0], text="apple"), id="hybrid"),
+])
+def test_limit_zero_returns_no_rows(tbl: nsframe.Table, make_query: Any) -> None:
+    query = make_query(tbl).select(["id", "text"])
+    empty = query.limit(0).to_arrow()
+    assert empty.num_rows == 0
+    assert empty.schema == query.limit(1).to_arrow().schema  # the columns a row would have
+    assert query.limit(0).to_pandas().empty
+    assert len(tbl.search().limit(None).to_arrow()) == 50  # None: the default, every row
+
+
+def test_explain_is_a_deprecated_name_of_request_body(offline: nsframe.Table) -> None:
+    query = offline.search([1, 2])
+    with pytest.warns(DeprecationWarning, match="request_body"):
+        assert query.explain() == query.request_body()
 
 
 @pytest.fixture

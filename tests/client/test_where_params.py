@@ -69,9 +69,12 @@ def test_params_must_be_a_sequence(conn: nsframe.Connection) -> None:
     query = conn.table("db$t").search()
     with pytest.raises(TypeError, match="list or tuple"):
         query.where("a = ?", "x")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="prefilter= by name"):
-        query.where("a = 1", True)  # type: ignore[arg-type]
-    assert query.where("a = ?", ("it's",), prefilter=True).explain()["filter"] == "a = 'it''s'"
+    # A bool second argument is LanceDB's where(sql, prefilter).
+    assert query.where("a = 1", False).prefilter is False
+    with pytest.raises(TypeError, match="prefilter twice"):
+        query.where("a = 1", True, prefilter=False)
+    assert query.where("a = ?", ("it's",), prefilter=True).request_body()["filter"] == \
+        "a = 'it''s'"
 
 
 # ---------------------------------------------------------------------- against Lance

@@ -114,10 +114,11 @@ def test_timeline_shows_versions_newest_first_with_changes_and_tags(
     w = _open(conn, items)
     labels = [label for label, _ in w.version_list.options]
     assert [value for _, value in w.version_list.options] == [3, 2, 1]
-    assert re.match(r"v3 · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d · Delete where \(?id = 1\)?$",
+    assert re.match(r"v3 · \d{4}-\d\d-\d\d \d\d:\d\d · Delete where \(?id = 1\)?$",
                     labels[0]), labels[0]
     assert labels[1].endswith("· Append")
-    assert labels[2].endswith("· tags: first")
+    # Tags come before the change, so a narrow list never cuts them off.
+    assert re.match(r"v1 · [\d :-]+ · \[first\] · ", labels[2]), labels[2]
     assert [label for label, _ in w.tag_list.options] == ["first → main v1"]
 
 
@@ -233,6 +234,47 @@ def test_text_search_uses_the_fts_index(conn: Connection, items: Table) -> None:
     assert "search: 1 matching 'gamma'" in preview and "gamma" in preview
 
 
+def test_a_filtered_search_filters_first_unless_told_otherwise(
+        conn: Connection, items: Table) -> None:
+    items.create_fts_index("name")
+    w = _open(conn, items)
+    w.search.mode.value = "vector of row #"
+    w.search.row.value = 0  # the first row shown (id 2): its nearest is itself
+    w.search.filter.value = "id >= 4"
+    w.search.limit.value = 1
+    w.search.search_button.click()
+    assert w.messages.last_error is None, w.messages.value
+    # Filtered first: the nearest row with id >= 4, where filtering the one nearest (id
+    # 2 itself) afterwards would leave nothing.
+    assert "search: 1 nearest to row #0" in _text(w.preview.rows.value)
+    w.search.filter_order.value = "search, then filter"
+    w.search.search_button.click()
+    assert "search: 0 nearest" in _text(w.preview.rows.value)
+    assert "(filtered after the search)" in _text(w.preview.rows.value)
+
+
+def test_search_shows_only_the_fields_of_its_mode(conn: Connection, items: Table) -> None:
+    w = _open(conn, items)
+    assert w.search.by_text.layout.display != "none"
+    assert w.search.by_vector.layout.display == "none"
+    w.search.mode.value = "vector of row #"
+    assert w.search.by_text.layout.display == "none"
+    assert w.search.by_vector.layout.display != "none"
+    # Descriptions as wide as their words: nothing cut to "vector col...".
+    assert w.search.vector_column.style.description_width == "initial"
+
+
+def test_columns_are_checkboxes_that_follow_the_value(conn: Connection, items: Table) -> None:
+    w = _open(conn, items)
+    boxes = {b.description: b for b in w.preview.columns.children[1:]}
+    assert list(boxes) == ["id", "name", "vector"] and all(b.value for b in boxes.values())
+    boxes["vector"].value = False
+    assert w.preview.columns.value == ("id", "name")
+    assert ">vector<" not in w.preview.rows.value
+    w.preview.columns.value = ("id",)
+    assert not boxes["name"].value
+
+
 # ---------------------------------------------------------------------- actions
 def test_tag_action_asks_then_creates_the_tag(conn: Connection, items: Table) -> None:
     w = _open(conn, items)
@@ -249,7 +291,7 @@ def test_tag_action_asks_then_creates_the_tag(conn: Connection, items: Table) ->
     assert not w.actions.pending
     assert conn.table(items.id).tags()["golden"].version == 2
     assert "golden → main v2" in [label for label, _ in w.tag_list.options]
-    assert "tags: golden" in dict((v, k) for k, v in w.version_list.options)[2]
+    assert "[golden]" in dict((v, k) for k, v in w.version_list.options)[2]
     assert "Tag 'golden' now names version 2" in _text(w.messages.value)
 
 

@@ -46,10 +46,12 @@ class Lab:
     root: Path
     log: Path
 
-    def notebook_url(self, name: str) -> str:
-        return f"{self.url}/lab/tree/{name}?token={self.token}"
+    def notebook_url(self, name: str, workspace: str | None = None) -> str:
+        """The notebook in JupyterLab; in a ``workspace`` of its own, no other tab opens."""
+        space = f"/workspaces/{workspace}" if workspace else ""
+        return f"{self.url}/lab{space}/tree/{name}?token={self.token}"
 
-    def start_kernel(self, notebook: str) -> None:
+    def start_kernel(self, notebook: str) -> str:
         """Start the notebook's kernel and wait until it answers. A page that connects to a
         kernel still starting can lose its first requests (jupyter_server answers the
         websocket with a 500 and the page reconnects), so the page should find it ready."""
@@ -63,7 +65,7 @@ class Lab:
         deadline = time.monotonic() + LAB_START_TIMEOUT
         while time.monotonic() < deadline:
             if _kernel_answers(channels):
-                return
+                return str(answer.json()["kernel"]["id"])
             time.sleep(0.5)
         pytest.fail(f"The kernel of {notebook} did not answer in {LAB_START_TIMEOUT}s.")
 
@@ -106,6 +108,28 @@ def write_notebook(path: Path) -> None:
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
     nbformat.write(notebook, path)
+
+
+def copy_notebooks(source: Path, dest: Path) -> dict[str, int]:
+    """The project's notebooks, without their outputs, into ``dest``: what a person who
+    opens them and presses "Run All" starts from. Returns the code cells of each."""
+    cells: dict[str, int] = {}
+    for path in sorted(source.glob("*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        notebook.metadata.pop("widgets", None)
+        nbformat.write(notebook, dest / path.name)
+        cells[path.name] = sum(c.cell_type == "code" for c in notebook.cells)
+    return cells
+
+
+# A function for Playwright's evaluate: the texts of a widget that are cut off (see the file).
+# Its comment lines are dropped: Playwright takes the text for a function only when it
+# starts like one.
+CUT_OFF_JS = "\n".join(line for line in Path(__file__).with_name("cut_off.js").read_text(
+    encoding="utf-8").splitlines() if not line.startswith("//"))
 
 
 def _free_port() -> int:

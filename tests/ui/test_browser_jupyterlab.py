@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tests.support.lab import CHROMIUM_ARGS, NOTEBOOK_CELLS, Lab, VersionedTable
+from tests.support.lab import CHROMIUM_ARGS, CUT_OFF_JS, NOTEBOOK_CELLS, Lab, VersionedTable
 
 TIMEOUT_MS = 120_000
 RUN_ATTEMPTS = 5
@@ -24,7 +24,7 @@ def _fail_on_raised(errors: Locator) -> None:
         raise AssertionError("A cell raised:\n" + "\n".join(errors.all_inner_texts()))
 
 
-def _run_all_cells(page: Page, cells: int) -> None:
+def run_all_cells(page: Page, notebook: str, cells: int) -> None:
     """Run > Run All Cells, as a person would, until every cell has run.
 
     A person would also try again when JupyterLab loses the run: the menu item is enabled
@@ -37,7 +37,7 @@ def _run_all_cells(page: Page, cells: int) -> None:
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
                           has_text=re.compile(r"Traceback \(most recent call last\)|\w+Error: "))
     for _ in range(RUN_ATTEMPTS):
-        page.locator(".lm-TabBar-tab", has_text="browse.ipynb").first.click()
+        page.locator(".lm-TabBar-tab", has_text=notebook).first.click()
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
         item = page.locator(".lm-Menu-item:not(.lm-mod-disabled)",
                             has_text=re.compile(r"^Run All Cells"))
@@ -62,7 +62,7 @@ def test_browser_renders_and_a_version_click_changes_the_preview(
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
             str(tmp_path / "chromium-profile"), executable_path=str(chromium), headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1100},
+            args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 1000},
             env={**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
                  "XDG_CACHE_HOME": str(home / "cache")},
         )
@@ -71,9 +71,9 @@ def test_browser_renders_and_a_version_click_changes_the_preview(
             page = context.new_page()
             page.goto(lab.notebook_url("browse.ipynb"), wait_until="domcontentloaded")
             # The kernel is ready when the toolbar's indicator says idle.
-            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first
                    ).to_be_attached(timeout=TIMEOUT_MS)
-            _run_all_cells(page, len(NOTEBOOK_CELLS))
+            run_all_cells(page, "browse.ipynb", len(NOTEBOOK_CELLS))
 
             browser = page.locator(".nsframe-browser")
             expect(browser).to_be_visible(timeout=TIMEOUT_MS)
@@ -94,6 +94,9 @@ def test_browser_renders_and_a_version_click_changes_the_preview(
             expect(preview).not_to_contain_text("delta")
             # The tag on version 1 shows in the timeline.
             expect(versions).to_contain_text("first")
+            # At 1280 px no label, button or timeline entry is cut off.
+            cut = browser.evaluate(CUT_OFF_JS)
+            assert cut == [], cut
 
             shot = tmp_path / "browser.png"
             browser.scroll_into_view_if_needed()

@@ -36,9 +36,11 @@ class SampleRow:
 def generate_rows(
     seed: int = SEED, per_category: int = ROWS_PER_CATEGORY
 ) -> list[SampleRow]:
-    """Rows ordered by ``id`` (1-based), categories shuffled together, each text unique."""
+    """Rows ordered by ``id`` (1-based), categories shuffled together, each text and each
+    title unique; a title is the headline of its own text's opener, with the same words."""
     rng = random.Random(seed)
     seen: set[str] = set()
+    titles: set[str] = set()
     drafts: list[tuple[str, str, str]] = []
     for category, topic in TOPICS.items():
         made = 0
@@ -48,13 +50,16 @@ def generate_rows(
             if attempts > per_category * 50:
                 raise RuntimeError(f"{category}: too few distinct texts for {per_category} rows")
             chosen: dict[str, str] = {}
-            text = _fill(rng.choice(topic["openers"]), topic["slots"], rng, chosen)
+            opener = rng.randrange(len(topic["openers"]))
+            text = _fill(topic["openers"][opener], topic["slots"], rng, chosen)
             if rng.random() < FOLLOWUP_CHANCE:
                 text += " " + _fill(rng.choice(topic["followups"]), topic["slots"], rng, chosen)
-            if text in seen:
+            # The headline's fields are all the opener's, so this draws no new word.
+            title = _fill(topic["headlines"][opener], topic["slots"], rng, chosen)
+            if text in seen or title in titles:
                 continue
             seen.add(text)
-            title = _fill(rng.choice(topic["titles"]), topic["slots"], rng, chosen)
+            titles.add(title)
             drafts.append((category, title, text))
             made += 1
     rng.shuffle(drafts)

@@ -2,9 +2,11 @@
 
 Templates use ``str.format`` fields. A field named after a slot with a trailing digit
 (``{ingredient2}``) draws again from the same slot, and the generator keeps the draws distinct.
-``titles`` make the short ``title`` column, ``openers`` the first sentence of ``text`` and
-``followups`` an optional second sentence. Within one row a field keeps its word across all
-three, so a title names the dish its text is about. Everything here is our own writing.
+``openers`` make the first sentence of ``text`` and ``followups`` an optional second one;
+``headlines[i]`` is the title of a text that starts with ``openers[i]``, and uses only that
+opener's fields. Within one row a field keeps its word, so a title names the very dish,
+telescope or player its text is about (full-text search for a word of a title finds the
+text). Everything here is our own writing.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TypedDict
 
 class Topic(TypedDict):
     slots: dict[str, tuple[str, ...]]
-    titles: tuple[str, ...]
+    headlines: tuple[str, ...]  # one per opener, in the same order
     openers: tuple[str, ...]
     followups: tuple[str, ...]
 
@@ -46,10 +48,18 @@ TOPICS: dict[str, Topic] = {
             "minutes": ("five", "ten", "fifteen", "twenty", "thirty", "forty-five"),
             "temp": ("180", "200", "220", "250"),
         },
-        "titles": (
-            "{dish} with {ingredient}", "Weeknight {dish}", "How to master {technique}",
-            "The easiest {dish} recipe", "Notes on {technique}", "Making {dish} at home",
-            "Why your {dish} needs {ingredient}",
+        "headlines": (
+            "{dish} with {ingredient} and {ingredient2}",
+            "Let the {dish} rest for {minutes} minutes",
+            "{technique} with a {tool}",
+            "Grandmother's {dish}: {ingredient}, not {ingredient2}",
+            "Baking {dish} at {temp} degrees",
+            "{technique} for a great {dish}",
+            "Season the {dish} with {ingredient} last",
+            "Sourdough starter and dough with {ingredient}",
+            "A {minutes}-minute sauce with {ingredient}",
+            "Six versions of {dish}: {ingredient} wins",
+            "Knead the dough for {minutes} minutes",
         ),
         "openers": (
             "This {dish} gets its depth from {ingredient} and a pinch of {ingredient2}.",
@@ -99,10 +109,17 @@ TOPICS: dict[str, Topic] = {
             ),
             "time": ("just after midnight", "before dawn", "at dusk", "on a moonless night"),
         },
-        "titles": (
-            "Observing {object}", "A beginner's guide to {concept}", "Watching the {event}",
-            "What we learn from {concept}", "Choosing your first {instrument}", "Tonight's sky",
-            "Photographing {object}",
+        "headlines": (
+            "{object} through a {instrument} {time}",
+            "The {event} over Europe",
+            "A {instrument} on {concept} in {object}",
+            "{concept} and the light of {object}",
+            "Finding {object} with a {instrument} {time}",
+            "New measurements of {concept}",
+            "The {event} in a {instrument}",
+            "A long exposure of {object}",
+            "Tracing a new exoplanet's orbit",
+            "How {concept} shaped the early universe",
         ),
         "openers": (
             "Through a {instrument} you can see {object} {time} if the sky is dark enough.",
@@ -158,10 +175,17 @@ TOPICS: dict[str, Topic] = {
             "draw": ("0-0", "1-1", "2-2", "3-3"),
             "minute": ("12th", "38th", "55th", "71st", "88th", "90th"),
         },
-        "titles": (
-            "Match report: {competition}", "{player} shines again", "Tactics: pressing high",
-            "Transfer news and rumours", "Late drama in {competition}", "Player ratings",
-            "What went wrong for {team}",
+        "headlines": (
+            "{player} {goal} in the {minute} minute",
+            "{team} draw {draw} in {competition}",
+            "The manager praises {player}, who {action}",
+            "{team} press high all match",
+            "{player} {action} in {competition}",
+            "VAR check in the {minute} minute",
+            "{team} sign {player} on a four-year contract",
+            "A {score} result keeps {team} top",
+            "{team} win {competition} on penalties",
+            "A back three for {team}",
         ),
         "openers": (
             "{player} {goal} in the {minute} minute to give {team} a {score} win.",
@@ -209,10 +233,17 @@ TOPICS: dict[str, Topic] = {
                 "the build script", "the parser", "the query", "the command-line tool",
             ),
         },
-        "titles": (
-            "Understanding {concept}", "{concept} in {language}", "Debugging {bug}",
-            "Refactoring {artifact}", "Why we moved to {language}", "Code review checklist",
-            "A practical guide to {tool}",
+        "headlines": (
+            "Tracking {bug} in {artifact} with {tool}",
+            "{concept} in {language} for a testable {artifact}",
+            "Refactor {artifact} before adding {concept}",
+            "{tool} catches {bug} in {artifact}",
+            "Rewriting {artifact} in {language}",
+            "Learning {concept} in {language}",
+            "{concept} for {artifact} and a test for {bug}",
+            "{tool} and compiler warnings against {bug}",
+            "A failing unit test first, then {artifact}",
+            "A {language} service and {bug} under load",
         ),
         "openers": (
             "We tracked down {bug} in {artifact} using {tool}.",
@@ -254,10 +285,17 @@ TOPICS: dict[str, Topic] = {
             "pest": ("slugs", "aphids", "vine weevils", "blackfly", "caterpillars", "snails"),
             "season": ("early spring", "late autumn", "midsummer", "the first frost", "winter"),
         },
-        "titles": (
-            "Growing {plant}", "When to {task} {plant}", "Dealing with {pest}",
-            "The allotment in {season}", "Improving {soil}", "Jobs for the weekend",
-            "Companion planting for {plant}",
+        "headlines": (
+            "{task} the {plant} in {season}",
+            "{plant} in {soil}",
+            "{pest} against {plant}: copper tape",
+            "{soil} around the {plant}",
+            "Sowing {plant} indoors in {season}",
+            "{plant} in flower: how to {task} them",
+            "Marigolds keep {pest} off the {plant}",
+            "Turning the compost heap",
+            "{plant} with yellow leaves",
+            "Saving seeds from {plant}",
         ),
         "openers": (
             "{task} the {plant} in {season} and they will reward you all year.",
@@ -303,10 +341,17 @@ TOPICS: dict[str, Topic] = {
                 "music theory", "breath control",
             ),
         },
-        "titles": (
-            "Learning the {instrument}", "Inside the {genre} {element}", "Album review",
-            "Live at {venue}", "Practising {skill}", "The history of {genre}",
-            "Ten minutes of {skill} a day",
+        "headlines": (
+            "The {element} and {element2} of a new {genre} album",
+            "{skill} on the {instrument}, daily",
+            "The band at {venue}: the {element}",
+            "Learning the {instrument} by ear",
+            "A minor-key {element}",
+            "Where {genre} grew up",
+            "The {instrument} opens the symphony",
+            "The {instrument} part in one take",
+            "Choir practice: {skill} at {venue}",
+            "A {genre} trio: {instrument} and {instrument2}",
         ),
         "openers": (
             "The {element} on the new {genre} album builds slowly to a huge {element2}.",
@@ -353,10 +398,17 @@ TOPICS: dict[str, Topic] = {
                 "the national park", "a remote waterfall", "the castle ruins",
             ),
         },
-        "titles": (
-            "Two weeks in {place}", "{place} on a budget", "By {transport} to {place}",
-            "Where to stay in {place}", "Travel tips: {tip}", "A weekend itinerary",
-            "Off the beaten path in {place}",
+        "headlines": (
+            "By {transport} to {place}, a stay in {stay}",
+            "{place}: {sight} before the crowds",
+            "{place}: {tip}",
+            "The {transport} journey to {place}",
+            "Border checks on the way to {place}",
+            "{stay} near {sight}",
+            "From {place} by {transport} to the coast",
+            "Seasoned travellers in {place}",
+            "The hike to {sight} in {place}",
+            "A delayed flight and the airport lounge",
         ),
         "openers": (
             "We took the {transport} to {place} and stayed in {stay}.",
@@ -401,10 +453,17 @@ TOPICS: dict[str, Topic] = {
             ),
             "percent": ("0.5", "1.5", "2", "3.2", "4", "5.5", "7"),
         },
-        "titles": (
-            "Understanding {metric}", "Why {actor} are worried", "Investing in {asset}",
-            "How to {advice}", "Market update", "Personal finance basics",
-            "The case for {asset}",
+        "headlines": (
+            "Rates up {percent} percent: {actor} notice",
+            "Before buying {asset}: {advice}",
+            "Rising {metric}: {asset} less attractive to {actor}",
+            "{advice}, then invest in {asset}",
+            "Stocks fall {percent} percent as {metric} surprises {actor}",
+            "{asset}: {percent} percent a year over twenty years",
+            "Compound interest: {advice} early",
+            "{actor} expect {metric} to stay high",
+            "{metric} and mortgage payments",
+            "{advice} before investing in {asset}",
         ),
         "openers": (
             "The central bank raised interest rates by {percent} percent, and {actor} noticed.",

@@ -1,0 +1,80 @@
+"""`History`: a table's versions, shown as a table rather than a wall of ``Version(...)``.
+
+It is a list of `Version` (so code that iterates ``tbl.versions()`` keeps working) that
+displays as rows with the columns of deltalake's ``history()``: version, timestamp,
+operation (and the predicate of a delete), rows and tags, and converts to a pandas, polars
+or Arrow frame.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from nsframe import _frames
+from nsframe._models import Version
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+COLUMNS = ("version", "timestamp", "operation", "predicate", "rows", "tags")
+# Versions shown by the repr before it elides the middle, as pandas does for long frames.
+SHOWN = 20
+
+
+class History(list[Version]):
+    """The versions of one branch of a table, oldest first (`Table.versions`)."""
+
+    def __init__(self, versions: Iterable[Version] = ()) -> None:
+        super().__init__(versions)
+
+    def to_arrow(self) -> pa.Table:
+        """One row per version: version, timestamp, operation, predicate, rows, tags."""
+        return pa.table({
+            "version": pa.array([v.version for v in self], pa.int64()),
+            "timestamp": pa.array([v.timestamp for v in self], pa.timestamp("ms", tz="UTC")),
+            "operation": pa.array([v.operation for v in self], pa.string()),
+            "predicate": pa.array([_predicate(v) for v in self], pa.string()),
+            "rows": pa.array([v.num_rows for v in self], pa.int64()),
+            "tags": pa.array([list(v.tags) for v in self], pa.list_(pa.string())),
+        })
+
+    def to_pandas(self) -> pd.DataFrame:
+        return _frames.to_pandas(self.to_arrow())
+
+    def to_polars(self) -> pl.DataFrame:
+        return _frames.to_polars(self.to_arrow())
+
+    def _cells(self) -> list[list[str]]:
+        rows = []
+        for v in self:
+            when = v.timestamp.strftime("%Y-%m-%d %H:%M:%S") if v.timestamp else ""
+            rows.append([str(v.version), when, v.operation, _predicate(v) or "",
+                         "" if v.num_rows is None else str(v.num_rows), ", ".join(v.tags)])
+        if len(rows) > SHOWN:
+            rows = [*rows[:SHOWN // 2], ["…"] * len(COLUMNS), *rows[-SHOWN // 2:]]
+        return rows
+
+    def __repr__(self) -> str:
+        cells = [list(COLUMNS), *self._cells()]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+                 for row in cells]
+        return "\n".join([*lines, f"[{len(self)} versions]"])
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{c}</th>" for c in COLUMNS)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                       for row in self._cells())
+        return (f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+                f"<p>{len(self)} versions</p>")
+
+
+def _predicate(version: Version) -> str | None:
+    """The condition of a delete (or update), on one line; None for other operations."""
+    found = version.metadata.get("predicate")
+    return " ".join(found.split()) if found else None
