@@ -129,14 +129,14 @@ def location_key(catalog: Catalog, location: str) -> str:
     key = key.rstrip("/")
     if key in ("", ".") or key == ".." or key.startswith("../") or "/../" in f"/{key}/":
         raise InvalidInputError(
-            f"The location {location!r} is not inside this server's storage root: register "
-            "a dataset stored under the root (a path relative to it works too)."
+            "The location is not inside this server's storage root: register a dataset "
+            "stored under the root (a path relative to it works too)."
         )
     if key.startswith(RESERVED) or key.split("/", 1)[0] + "/" in RESERVED:
-        raise InvalidInputError(f"The location {location!r} is the server's own storage.")
+        raise InvalidInputError("The location is the server's own storage, not a dataset.")
     if not catalog.holds_dataset(key):
         raise InvalidInputError(
-            f"There is no Lance dataset at {location!r}: register the folder that holds "
+            "There is no Lance dataset at that location: register the folder that holds "
             "its _versions directory."
         )
     return key
