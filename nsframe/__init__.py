@@ -12,6 +12,7 @@ from __future__ import annotations
 import typing as _typing
 
 from nsframe import exceptions
+from nsframe._changes import MergeInsert, MergeResult
 from nsframe._client import Client
 from nsframe._connection import Connection, connect, get_default, set_default
 from nsframe._models import (
@@ -64,6 +65,8 @@ __all__ = [
     "Connection",
     "FragmentStatistics",
     "IndexInfo",
+    "MergeInsert",
+    "MergeResult",
     "Namespace",
     "NotFoundError",
     "NsframeError",

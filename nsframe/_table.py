@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from nsframe import _frames
+from nsframe._changes import TableChanges
 from nsframe._client import Client
 from nsframe._client.wire import paged
 from nsframe._models import (
@@ -57,7 +58,7 @@ DEFAULT_PAGE_ROWS = 100_000
 _INDEX_COLUMN = re.compile(r"__index_level_\d+__")
 
 
-class Table:
+class Table(TableChanges):
     """A table of the service, seen at one branch (main by default) and maybe one version.
 
     Get one from `Connection.table` (or ``conn["ns$name"]``); nothing is sent until a

@@ -72,6 +72,9 @@ def test_lancedb_remote_client_workflow(db: Any, served: RunningServer) -> None:
     filtered = tbl.search([1.0, 0.0]).where("id > 1").limit(2).to_pandas()
     assert filtered["id"].tolist() == [4, 3]
     assert tbl.search().where("text = 'green pear'").to_pandas()["id"].tolist() == [2]
+    # The columns a search adds may be selected by name.
+    picked = tbl.search([1.0, 0.0]).select(["id", "_distance"]).limit(1).to_arrow()
+    assert picked.column_names == ["id", "_distance"]
 
     # Full-text index and search.
     with warnings.catch_warnings():
