@@ -118,10 +118,14 @@ def list_tables(call: Call[ListTablesRequest]) -> dict[str, Any]:
 
 def list_all_tables(call: Call[PageRequest]) -> dict[str, Any]:
     if dialect.is_lancedb(call.request):
-        # LanceDB's `table_names()`: the root namespace's tables, which it opens by name.
+        # LanceDB's `table_names()`: the root namespace's tables, which it opens by name;
+        # its page_token is the name to start after (`start_after`), not a token of ours.
         names = call.catalog.list_tables([])
-    else:
-        names = [join_id(parts, call.delimiter) for parts in call.catalog.walk_tables([])]
+        after = call.args.page_token
+        limit = call.args.limit or len(names)
+        page = [n for n in names if not after or n > after][:limit]
+        return {"tables": page, "page_token": None}
+    names = [join_id(parts, call.delimiter) for parts in call.catalog.walk_tables([])]
     page, token = paginate(names, call.args.page_token, call.args.limit)
     return {"tables": page, "page_token": token}
 
