@@ -4,6 +4,7 @@ behind them, and the table version records this server refuses."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,14 +69,22 @@ def test_rename_refusals(http: requests.Session, base_url: str, ns: str) -> None
     assert (count(http, base_url, f"{ns}$a"), count(http, base_url, f"{ns}$b")) == (1, 2)
 
 
+@pytest.fixture
+def catalog(root: Path) -> Iterator[Catalog]:
+    """A second catalog on the session server's root: everything is in storage, so it
+    sees and writes what the server does."""
+    opened = Catalog(root)
+    yield opened
+    opened.close()
+
+
 def test_a_rename_cut_short_shows_the_table_once_and_keeps_its_data(
-    server: Any, http: requests.Session, base_url: str, ns: str
+    catalog: Catalog, http: requests.Session, base_url: str, ns: str
 ) -> None:
     """A crash after the new name is filed, before the old one is retired: the next
     listing shows only the new name, a lookup of the old name finishes the rename, and a
     drop of the old name never deletes the data the new name reads."""
     create(http, base_url, f"{ns}$a", [1, 2])
-    catalog: Catalog = server_catalog(server)
     ref = catalog.require_table([ns, "a"])
     _, old_folder = catalog.table_folder(ref.id)
     _, new_folder = catalog.table_folder([ns, "b"])
@@ -92,10 +101,10 @@ def test_a_rename_cut_short_shows_the_table_once_and_keeps_its_data(
     assert count(http, base_url, f"{ns}$b") == 2
 
 
-def test_dropping_either_name_mid_rename_keeps_the_data(server: Any, http: requests.Session,
+def test_dropping_either_name_mid_rename_keeps_the_data(catalog: Catalog,
+                                                        http: requests.Session,
                                                         base_url: str, ns: str) -> None:
     create(http, base_url, f"{ns}$a", [1, 2])
-    catalog: Catalog = server_catalog(server)
     ref = catalog.require_table([ns, "a"])
     _, old_folder = catalog.table_folder(ref.id)
     _, new_folder = catalog.table_folder([ns, "b"])
@@ -108,15 +117,9 @@ def test_dropping_either_name_mid_rename_keeps_the_data(server: Any, http: reque
     assert count(http, base_url, f"{ns}$b") == 2
 
 
-def server_catalog(server: Any) -> Catalog:
-    """The session server's catalog of its default root (a second Catalog on the same
-    root would do as well: everything is in storage)."""
-    return Catalog(server.config.root)
-
-
 # ------------------------------------------------------------- register / deregister
 def test_deregister_keeps_the_data_and_register_files_it_again(
-    server: Any, http: requests.Session, base_url: str, ns: str, root: Path
+    catalog: Catalog, http: requests.Session, base_url: str, ns: str, root: Path
 ) -> None:
     create(http, base_url, f"{ns}$a", [1, 2, 3])
     where = table_location(http, base_url, f"{ns}$a")
@@ -126,7 +129,7 @@ def test_deregister_keeps_the_data_and_register_files_it_again(
     assert tables(http, base_url, ns) == []
     assert (where / "_versions").is_dir()
     # No garbage collection takes a deregistered table's folder.
-    found = gc.collect(Catalog(root), dry_run=True, grace_seconds=0)
+    found = gc.collect(catalog, dry_run=True, grace_seconds=0)
     assert not [f for f in found.folders if where.name in f]
     relative = os.path.relpath(where, root)
     resp = post(http, base_url, f"{ns}$again", "register", {"location": relative,
@@ -145,7 +148,7 @@ def test_deregister_keeps_the_data_and_register_files_it_again(
                 {"location": relative, "mode": "overwrite"})
     assert resp.status_code == 200, resp.text
     assert count(http, base_url, f"{ns}$other") == 3 and (other / "_versions").is_dir()
-    assert registry.kept_keys(Catalog(root)) >= {os.path.relpath(other, root)}
+    assert registry.kept_keys(catalog) >= {os.path.relpath(other, root)}
 
 
 def test_register_refusals(http: requests.Session, base_url: str, ns: str, root: Path,

@@ -276,7 +276,8 @@ class Catalog:
             self.purge_namespace(entry.uid)
         for entry in self.entries.latest_below(f"{CATALOG}{uid}/t/").values():
             key = entry_key(entry)
-            if entry.state == "created" and key is not None:
+            # A table being renamed into another namespace keeps its data there.
+            if entry.state == "created" and key is not None and not self.shares_data(entry):
                 self.objects.delete_folder(key + "/")
         self.objects.delete_folder(f"{CATALOG}{uid}/")
 
