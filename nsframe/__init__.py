@@ -12,6 +12,7 @@ from __future__ import annotations
 import typing as _typing
 
 from nsframe import exceptions
+from nsframe._changes import MergeInsert, MergeResult
 from nsframe._client import Client
 from nsframe._connection import Connection, connect, get_default, set_default
 from nsframe._history import History
@@ -68,6 +69,8 @@ __all__ = [
     "FragmentStatistics",
     "History",
     "IndexInfo",
+    "MergeInsert",
+    "MergeResult",
     "Namespace",
     "NotFoundError",
     "NsframeError",

@@ -168,6 +168,36 @@ class Connection:
         """Drop a table and all its versions."""
         self._client.drop_table(self.table(ident).id)
 
+    def rename_table(self, ident: str, new_ident: str) -> Table:
+        """Give table ``ident`` the id ``new_ident`` (``"name"`` keeps its namespace,
+        ``"ns$name"`` moves it); its data, versions and tags stay. Returns the renamed
+        table.
+
+        Raises:
+            TableAlreadyExistsError: if ``new_ident`` is taken.
+        """
+        table = self.table(ident)
+        parts = split_id(new_ident, self.delimiter)
+        namespace = parts[:-1] if len(parts) > 1 else list(table.namespace)
+        self._client.rename_table(table.id, parts[-1], new_namespace=namespace)
+        return self.table([*namespace, parts[-1]])
+
+    def register_table(self, ident: str, location: str, *, mode: str = "create",
+                       properties: Mapping[str, str] | None = None) -> Table:
+        """File an existing Lance dataset as table ``ident``. ``location`` is where the
+        server finds it: on nsframe's server, a path inside its storage root (relative
+        to the root, or absolute). ``mode="overwrite"`` replaces a table of that id."""
+        table = self.table(ident)
+        self._client.register_table(table.id, location, mode=mode, properties=properties)
+        return table
+
+    def deregister_table(self, ident: str) -> str | None:
+        """Remove table ``ident`` from the catalog but keep its data; returns where the
+        data is (to register it again), when the server says."""
+        answer = self._client.deregister_table(self.table(ident).id)
+        location = answer.get("location")
+        return location if isinstance(location, str) and location else None
+
     # ------------------------------------------------------------------ extended deployment
     def database_table_names(self) -> list[str]:
         """Full ids of every table of the selected database, through the extended

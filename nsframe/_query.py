@@ -9,23 +9,26 @@ from __future__ import annotations
 import html
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
-from nsframe import _frames, _sql, _upload
+from nsframe import _frames, _infer, _sql, _upload
 from nsframe._models import Ref
 from nsframe._protocol import routes
 from nsframe._protocol.defaults import DEFAULT_SEARCH_K, DISTANCE_TYPES
 from nsframe._upload import Progress, ProgressArg
+from nsframe.exceptions import InvalidInputError, ServerError
 
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
     from nsframe._client import Client
+
+_T = TypeVar("_T")
 
 
 def _vector_json(vector: Any) -> tuple[str, list[Any]]:
@@ -219,10 +222,11 @@ class Query:
             body["vector"] = {kind: [list(v) if isinstance(v, tuple) else v for v in values]}
             body["k"] = k if k is not None else DEFAULT_SEARCH_K
         elif self.text is not None:
+            # Upstream servers require the `vector` member even without one: sent empty.
+            body["vector"] = {}
             body["k"] = k if k is not None else DEFAULT_SEARCH_K
         else:
-            # A plain scan: k=0 means every matching row. Upstream servers require the
-            # `vector` member even then, so it is sent empty.
+            # A plain scan: k=0 means every matching row; `vector` empty, as above.
             body["vector"] = {}
             body["k"] = k or 0
         if self.text is not None:
@@ -266,10 +270,57 @@ class Query:
                 # No rows, but the columns the query would return: ask for one, keep none.
                 return self.client.query(self.ident, self._body(1)).slice(0, 0)
             # Without anything to show, the answer is decoded in one call.
-            return self.client.query(self.ident, self.request_body(),
-                                     on_batch=meter.update if meter.active else None)
+            on_batch = meter.update if meter.active else None
+            return self._send(lambda body: self.client.query(self.ident, body,
+                                                             on_batch=on_batch))
         finally:
             meter.close()
+
+    def _send(self, send: Callable[[dict[str, Any]], _T]) -> _T:
+        """``send(body)``; when the server refuses a search that names no vector or text
+        column (one that does not pick them by itself), once more with them named."""
+        try:
+            return send(self.request_body())
+        except (InvalidInputError, ServerError):
+            named = self._with_inferred_columns()
+            if named is None:
+                raise
+        return send(named.request_body())
+
+    def _with_inferred_columns(self) -> Query | None:
+        """This query with the vector column and text columns named from the schema, as
+        nsframe's server picks them (see `_infer`); None when there is nothing to name
+        or no single choice."""
+        wants_vector = self.vector is not None and self.vector_column is None
+        wants_text = self.text is not None and not self.text_columns
+        if not (wants_vector or wants_text):
+            return None
+        schema = _infer.table_schema(self.client, self.ident, self.ref)
+        if schema is None:
+            return None
+        named = self
+        if wants_vector:
+            found = _infer.vector_columns(schema)
+            if len(found) != 1:
+                return None
+            named = replace(named, vector_column=found[0])
+        if wants_text:
+            texts = _infer.text_columns(schema)
+            if not texts:
+                return None
+            named = replace(named, text_columns=tuple(texts))
+        return named
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """How the server will run this query: its physical plan, as text (as LanceDB's
+        ``explain_plan``)."""
+        return self._send(lambda body: self.client.explain_plan(self.ident, body,
+                                                                verbose=verbose))
+
+    def analyze_plan(self) -> str:
+        """Run the query once and return its plan with what each step did (rows, time,
+        I/O), as text (as LanceDB's ``analyze_plan``)."""
+        return self._send(lambda body: self.client.analyze_plan(self.ident, body))
 
     def to_pandas(self, *, dtype_backend: str | None = "numpy_nullable",
                   progress: ProgressArg = None) -> pd.DataFrame:

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from nsframe import _frames
+from nsframe._changes import TableChanges
 from nsframe._client import Client
 from nsframe._client.wire import paged
 from nsframe._history import History
@@ -61,7 +62,7 @@ DEFAULT_PAGE_ROWS = 100_000
 _INDEX_COLUMN = re.compile(r"__index_level_\d+__")
 
 
-class Table:
+class Table(TableChanges):
     """A table of the service, seen at one branch (main by default) and maybe one version.
 
     Get one from `Connection.table` (or ``conn["ns$name"]``); nothing is sent until a

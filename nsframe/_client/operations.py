@@ -8,13 +8,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from nsframe._client.transport import Transport
+from nsframe._client.changes import ChangeOperations
 from nsframe._client.wire import BatchCallback, as_dict, decode_arrow
 from nsframe._protocol import routes
 from nsframe.exceptions import NotFoundError, ResponseDecodeError
 
 
-class Client(Transport):
+class Client(ChangeOperations):
     """A thin client for the Namespace and Table REST contract.
 
     Args:
@@ -31,7 +31,8 @@ class Client(Transport):
         backoff: First retry delay in seconds; doubled each attempt, with jitter.
 
     Each method returns the decoded JSON answer (an Arrow table for `query`) and raises
-    the `nsframe.exceptions` class the error body names.
+    the `nsframe.exceptions` class the error body names. The operations that change
+    tables in place, rename or register them come from `ChangeOperations`.
     """
 
     # Listing page size (the `limit` sent); None lets the server choose.

@@ -40,6 +40,19 @@ TABLE_QUERY = "/v1/table/{id}/query"
 TABLE_STATS = "/v1/table/{id}/stats"
 # nsframe extension (LanceDB's `Table.optimize`): compact fragments, refresh indexes.
 TABLE_OPTIMIZE = "/v1/table/{id}/optimize"
+TABLE_MERGE_INSERT = "/v1/table/{id}/merge_insert"
+TABLE_UPDATE = "/v1/table/{id}/update"
+TABLE_EXPLAIN_PLAN = "/v1/table/{id}/explain_plan"
+TABLE_ANALYZE_PLAN = "/v1/table/{id}/analyze_plan"
+TABLE_RENAME = "/v1/table/{id}/rename"
+TABLE_REGISTER = "/v1/table/{id}/register"
+TABLE_DEREGISTER = "/v1/table/{id}/deregister"
+
+# Columns and schema
+COLUMNS_ADD = "/v1/table/{id}/add_columns"
+COLUMNS_ALTER = "/v1/table/{id}/alter_columns"
+COLUMNS_DROP = "/v1/table/{id}/drop_columns"
+SCHEMA_METADATA_UPDATE = "/v1/table/{id}/schema_metadata/update"
 
 # Indexes
 INDEX_CREATE = "/v1/table/{id}/create_index"
@@ -51,6 +64,9 @@ INDEX_DROP = "/v1/table/{id}/index/{index_name}/drop"
 # Versions, tags, branches
 VERSION_LIST = "/v1/table/{id}/version/list"
 VERSION_DESCRIBE = "/v1/table/{id}/version/describe"
+# Served as 404 Unsupported: Lance commits its own versions (docs/compatibility.md).
+VERSION_CREATE = "/v1/table/{id}/version/create"
+VERSION_DELETE = "/v1/table/{id}/version/delete"
 RESTORE = "/v1/table/{id}/restore"
 TAGS_LIST = "/v1/table/{id}/tags/list"
 TAGS_CREATE = "/v1/table/{id}/tags/create"

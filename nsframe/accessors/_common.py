@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from nsframe import _frames, _sql
+from nsframe._changes import MergeResult
 from nsframe._connection import Connection, check_dotted_id, get_default
 from nsframe._models import WriteResult, vector_dimensions
 from nsframe._protocol.defaults import DEFAULT_SEARCH_K
@@ -170,6 +171,22 @@ class FrameAccessor:
             head = empty.to_arrow().slice(0, 0)
             pages.append(head.add_column(0, "query_index", pa.array([], pa.int32())))
         return _frames.like(self._frame, pa.concat_tables(pages, promote_options="default"))
+
+    def upsert(self, table: Table | str, *, on: str | Sequence[str] = "id",
+               branch: str | None = None, conn: Connection | None = None,
+               vector_columns: Mapping[str, int] | None = None) -> MergeResult:
+        """Update the rows of ``table`` whose key (``on``: one column or several) is in
+        the frame, and insert the frame's other rows: one merge insert, one version.
+
+        Columns the frame leaves out keep their values in updated rows (and are null in
+        inserted ones).
+
+        Example:
+            >>> changed.ns.upsert("db$items", on="id")
+        """
+        merge = resolve(table, conn, branch).merge_insert(on)
+        return (merge.when_matched_update_all().when_not_matched_insert_all()
+                .execute(self._frame, vector_columns=vector_columns))
 
     def delete_matching(self, table: Table | str, *, on: str | Sequence[str] = "id",
                         branch: str | None = None, conn: Connection | None = None,

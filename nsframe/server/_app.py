@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nsframe.exceptions import ERROR_TYPES, APIError
 from nsframe.server._config import ServerConfig
+from nsframe.server._http import dialect
 from nsframe.server._http.capacity import Capacity
 from nsframe.server._http.errors import error_response, handle_api_error, handle_unexpected
 from nsframe.server._http.guard import ErrorGuard
@@ -25,7 +26,8 @@ from nsframe.server._storage.catalog import Catalog
 
 
 class StripTrailingSlash:
-    """LanceDB clients end every path with '/': route `/v1/x/` as `/v1/x`."""
+    """LanceDB clients end every path with '/': route `/v1/x/` as `/v1/x`, noting the
+    request's dialect first (`_http.dialect`)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -35,6 +37,7 @@ class StripTrailingSlash:
             path: str = scope["path"]
             if len(path) > 1 and path.endswith("/"):
                 scope = dict(scope)
+                dialect.mark(scope, had_trailing_slash=True)
                 scope["path"] = path.rstrip("/") or "/"
                 raw = scope.get("raw_path")
                 if raw:

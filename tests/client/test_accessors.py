@@ -73,7 +73,7 @@ def test_accessors_have_the_same_methods_and_signatures(cls: type) -> None:
                 if not name.startswith("_") and callable(getattr(c, name))}
 
     assert surface(cls) == surface(PandasNs)
-    assert set(surface(cls)) == {"insert", "to_table", "search", "delete_matching"}
+    assert set(surface(cls)) == {"insert", "to_table", "search", "upsert", "delete_matching"}
     for name in surface(cls):
         assert getattr(cls, name).__doc__, name
 

@@ -83,16 +83,15 @@ def test_a_schema_of_every_type_round_trips_with_its_metadata() -> None:
     assert round_trip(schema).equals(schema, check_metadata=True)
 
 
-def test_field_metadata_is_not_written_but_is_read() -> None:
+def test_field_metadata_is_written_and_read() -> None:
     schema = pa.schema([pa.field("c", pa.int32(), metadata={"unit": "m"})])
     written = schema_to_json(schema)
-    assert "metadata" not in written["fields"][0]
-    assert round_trip(schema).field("c").metadata in (None, {})
-    written["fields"][0]["metadata"] = {"unit": "m"}
-    assert schema_from_json(written).field("c").metadata == {b"unit": b"m"}
+    assert written["fields"][0]["metadata"] == {"unit": "m"}
+    assert round_trip(schema).field("c").metadata == {b"unit": b"m"}
 
 
-# The spelling the server writes today, type by type (a later issue changes it).
+# The namespace spelling, type by type: what pylance's reference server writes
+# (tests/server/test_schema_spelling.py checks it against the server itself).
 SPELLING: list[tuple[pa.DataType, dict[str, Any]]] = [
     (pa.bool_(), {"type": "bool"}),
     (pa.int8(), {"type": "int8"}),
@@ -110,10 +109,10 @@ SPELLING: list[tuple[pa.DataType, dict[str, Any]]] = [
     (pa.time64("ns"), {"type": "time64"}),
     (pa.timestamp("ns", "UTC"), {"type": "timestamp"}),
     (pa.duration("ms"), {"type": "duration"}),
-    (pa.decimal128(10, 2), {"type": "decimal128(10, 2)"}),
-    (pa.decimal256(40, 3), {"type": "decimal256(40, 3)"}),
+    (pa.decimal128(10, 2), {"type": "decimal128", "length": 10002}),
+    (pa.decimal256(40, 3), {"type": "decimal256", "length": 40003}),
     (pa.dictionary(pa.int32(), pa.string()), {"type": "utf8"}),
-    (pa.binary(16), {"type": "fixed_size_binary"}),
+    (pa.binary(16), {"type": "fixed_size_binary", "length": 16}),
     (pa.list_(pa.float32(), 3), {"type": "fixed_size_list", "length": 3, "fields": [
         {"name": "item", "nullable": True, "type": {"type": "float32"}}]}),
     (pa.large_list(pa.int8()), {"type": "large_list", "fields": [
@@ -133,14 +132,30 @@ def test_the_spelling_written(arrow_type: pa.DataType, spelled: dict[str, Any]) 
     ("boolean", pa.bool_()), ("string", pa.string()), ("large_string", pa.large_string()),
     ("float", pa.float32()), ("double", pa.float64()), ("halffloat", pa.float16()),
     ("UTF8", pa.string()), ("Decimal128(5, 1)", pa.decimal128(5, 1)),
+    # Lance's own spelling (`schema_to_lance_json`), which keeps every detail.
+    ("date32:day", pa.date32()), ("date64:ms", pa.date64()),
+    ("timestamp:ns:-", pa.timestamp("ns")),
+    ("timestamp:us:Europe/Paris", pa.timestamp("us", "Europe/Paris")),
+    ("timestamp:s:+01:00", pa.timestamp("s", "+01:00")),
+    ("time32:s", pa.time32("s")), ("time64:ns", pa.time64("ns")),
+    ("duration:ms", pa.duration("ms")),
+    ("decimal:128:10:2", pa.decimal128(10, 2)), ("decimal:256:40:5", pa.decimal256(40, 5)),
+    ("dict:string:int32:false", pa.dictionary(pa.int32(), pa.string())),
+    ("fixed_size_binary:16", pa.binary(16)),
 ])
 def test_other_spellings_are_read(name: str, arrow_type: pa.DataType) -> None:
     data = {"fields": [{"name": "c", "type": {"type": name}}]}
     assert schema_from_json(data).field("c").type == arrow_type
 
 
+def test_decimals_keep_a_negative_scale() -> None:
+    data = {"fields": [{"name": "c", "type": {"type": "decimal128", "length": 9998}}]}
+    assert schema_from_json(data).field("c").type == pa.decimal128(10, -2)
+
+
 @pytest.mark.parametrize("type_json", [
     {"type": "fixed_size_binary"},
+    {"type": "timestamp:parsecs:-"},
     {"type": "no_such_type"},
     {"type": "list"},
     {"type": "fixed_size_list", "length": 2, "fields": []},

@@ -126,6 +126,21 @@ def check_search_depth(rows: int, limits: Limits, queries: int = 1) -> None:
     )
 
 
+class ExplainRequest(Envelope, kw_only=True):
+    """ExplainTableQueryPlan: a query (as the query operation takes it) and verbosity."""
+
+    query: QueryRequest | None = None
+    verbose: bool = False
+    branch: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.query is None:
+            raise InvalidInputError(
+                'The member \'query\' is required: give the query to explain, e.g. '
+                '{"query": {"filter": "id > 3"}}.'
+            )
+
+
 def names_and_aliases(raw: Columns) -> tuple[list[str] | None, dict[str, str] | None]:
     """``columns`` as a list of field paths or a map {output name: path or SQL}."""
     names: object = None

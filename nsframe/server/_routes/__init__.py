@@ -15,18 +15,22 @@ from __future__ import annotations
 from nsframe._protocol import routes
 from nsframe.server._http.pagination import PageRequest
 from nsframe.server._http.routing import ApiRoute
+from nsframe.server._models import changes as ch
 from nsframe.server._models import indexes as ix
 from nsframe.server._models import namespaces as ns
+from nsframe.server._models import registry as rg
 from nsframe.server._models import tables as tb
 from nsframe.server._models import versions as vs
-from nsframe.server._models.query import QueryRequest
+from nsframe.server._models.query import ExplainRequest, QueryRequest
 from nsframe.server._routes import (
     branches,
+    changes,
     extended,
     indexes,
     namespaces,
     optimize,
     query,
+    registry,
     tables,
     tags,
     transactions,
@@ -71,6 +75,27 @@ ROUTES: list[ApiRoute] = [
              weight="heavy"),
     ApiRoute(routes.TABLE_OPTIMIZE, optimize.optimize, "write", model=tb.OptimizeRequest,
              weight="heavy"),
+    ApiRoute(routes.TABLE_MERGE_INSERT, changes.merge_insert, "write",
+             model=ch.MergeInsertRequest, json_body=False, weight="upload"),
+    ApiRoute(routes.TABLE_UPDATE, changes.update, "write", model=ch.UpdateRequest,
+             weight="heavy"),
+    ApiRoute(routes.TABLE_EXPLAIN_PLAN, query.explain_plan, "read", model=ExplainRequest,
+             weight="heavy"),
+    ApiRoute(routes.TABLE_ANALYZE_PLAN, query.analyze_plan, "read", model=QueryRequest,
+             weight="heavy"),
+    ApiRoute(routes.TABLE_RENAME, registry.rename_table, "write",
+             model=rg.RenameTableRequest),
+    ApiRoute(routes.TABLE_REGISTER, registry.register_table, "write",
+             model=rg.RegisterTableRequest),
+    ApiRoute(routes.TABLE_DEREGISTER, registry.deregister_table, "write"),
+    # Columns and schema
+    ApiRoute(routes.COLUMNS_ADD, changes.add_columns, "write", model=ch.AddColumnsRequest,
+             weight="heavy"),
+    ApiRoute(routes.COLUMNS_ALTER, changes.alter_columns, "write",
+             model=ch.AlterColumnsRequest, weight="heavy"),
+    ApiRoute(routes.COLUMNS_DROP, changes.drop_columns, "write", model=ch.DropColumnsRequest),
+    ApiRoute(routes.SCHEMA_METADATA_UPDATE, changes.update_schema_metadata, "write",
+             model=ch.SchemaMetadataRequest, json_body=False, body="json"),
     # Indexes
     ApiRoute(routes.INDEX_CREATE, indexes.create_index, "write", model=ix.CreateIndexRequest,
              weight="heavy"),
@@ -87,6 +112,10 @@ ROUTES: list[ApiRoute] = [
     ApiRoute(routes.VERSION_DESCRIBE, versions.describe_version, "read",
              model=vs.DescribeVersionRequest),
     ApiRoute(routes.RESTORE, versions.restore, "write", model=vs.RestoreRequest),
+    ApiRoute(routes.VERSION_CREATE, registry.table_version_records, "write",
+             model=rg.TableVersionRecordRequest),
+    ApiRoute(routes.VERSION_DELETE, registry.table_version_records, "write",
+             model=rg.TableVersionRecordRequest),
     ApiRoute(routes.TAGS_LIST, tags.list_tags, "read", methods=GET_POST, model=PageRequest),
     ApiRoute(routes.TAGS_CREATE, tags.create_tag, "write", model=vs.TagTargetRequest),
     ApiRoute(routes.TAGS_UPDATE, tags.update_tag, "write", model=vs.TagTargetRequest),

@@ -9,19 +9,21 @@ docs/query.md describes every member, the defaults and the hybrid fusion.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lance.dataset import LanceDataset
-from starlette.responses import Response
+from lance.dataset import LanceDataset, LanceScanner
+from starlette.responses import JSONResponse, Response
 
 from nsframe.exceptions import InvalidInputError, SchemaMismatchError
+from nsframe.server._http import dialect
 from nsframe.server._http.handler import Call
 from nsframe.server._http.results import arrow_file_response, table_response
 from nsframe.server._limits import Limits
-from nsframe.server._models.query import QueryRequest, check_search_depth
+from nsframe.server._models.query import ExplainRequest, QueryRequest, check_search_depth
 from nsframe.server._search.fieldpath import ResolvedField, resolve, vector_kind
 from nsframe.server._search.fts import TextQueryBody, TextQueryBuilder
 from nsframe.server._search.vector import VectorQuery, nearest_options, vector_column
@@ -30,6 +32,8 @@ from nsframe.server._storage.errors import lance_errors
 # Reciprocal rank fusion constant, as in the RRF paper and LanceDB.
 RRF_K = 60
 RELEVANCE = "_relevance_score"
+# Columns a query may name that are not in the table.
+SEARCH_COLUMNS = ("_distance", "_score", "_rowid", "_rowaddr")
 # A field path (plain or backtick-quoted segments); any other alias value is SQL.
 _SEGMENT = r"(?:[A-Za-z_][A-Za-z0-9_]*|`(?:[^`]|``)+`)"
 _PATH = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
@@ -51,8 +55,7 @@ def query_table(call: Call[QueryRequest]) -> Response:
 def _run_query(call: Call[QueryRequest]) -> Response:
     request = call.args
     vector, text = request.vector_query(), request.full_text_query
-    ref = call.catalog.require_table(call.id)
-    ds = call.catalog.dataset(ref, branch=request.branch, version=request.version)
+    ds = _dataset(call, request)
     label = call.label
     columns = _projection(ds.schema, request)
     with lance_errors(f"Query on table {label!r} failed"):
@@ -62,23 +65,74 @@ def _run_query(call: Call[QueryRequest]) -> Response:
             field = vector_column(ds.schema, vector.column)
             if vector.multi is not None and vector_kind(field.field.type) == "vector":
                 return _batch_search(ds, request, vector, columns, field, call.limits)
-            options = nearest_options(vector, field, request.search_k + request.skip)
-            options["q"] = _as_arrow_vector(options["q"])
-            scanner = ds.scanner(
-                nearest=options, limit=request.search_k,
-                **_common(request, _with_score(columns, "_distance")),
-            )
-        elif text is not None:
-            fts = TextQueryBuilder(ds).build(text)
-            scanner = ds.scanner(
-                full_text_query=fts, limit=request.search_k,
-                **_common(request, _with_score(columns, "_score")),
-            )
-        else:
-            # Filter-only: k missing or 0 is no limit.
-            scanner = ds.scanner(limit=request.k or None, **_common(request, columns))
-        reader = scanner.to_reader()
-    return arrow_file_response(reader, f"Query on table {label!r} failed", call.work)
+        reader = _scanner(ds, request, columns).to_reader()
+    response = arrow_file_response(reader, f"Query on table {label!r} failed", call.work)
+    if dialect.is_lancedb(call.request):
+        # The version this read reflects: LanceDB's client asks for at least it next time.
+        response.headers[dialect.VERSION_HEADER] = str(ds.version)
+    return response
+
+
+def _dataset(call: Call[Any], request: QueryRequest) -> LanceDataset:
+    """The dataset a query reads: the version asked for, else the latest, which holds
+    every version a LanceDB client's freshness headers ask for (each request reads the
+    newest manifest, so no answer is ever older than a write the client saw)."""
+    ref = call.catalog.require_table(call.id)
+    return call.catalog.dataset(ref, branch=request.branch, version=request.version)
+
+
+def _scanner(ds: LanceDataset, request: QueryRequest, columns: Columns) -> LanceScanner:
+    """The scanner of a query that is one Lance scan: one query vector, a text search,
+    or a filter. (Hybrid queries and batches of vectors run several.)"""
+    vector, text = request.vector_query(), request.full_text_query
+    if vector is not None:
+        field = vector_column(ds.schema, vector.column)
+        options = nearest_options(vector, field, request.search_k + request.skip)
+        options["q"] = _as_arrow_vector(options["q"])
+        return ds.scanner(
+            nearest=options, limit=request.search_k,
+            **_common(request, _with_score(columns, "_distance")),
+        )
+    if text is not None:
+        fts = TextQueryBuilder(ds).build(text)
+        return ds.scanner(
+            full_text_query=fts, limit=request.search_k,
+            **_common(request, _with_score(columns, "_score")),
+        )
+    # Filter-only: k missing or 0 is no limit.
+    return ds.scanner(limit=request.k or None, **_common(request, columns))
+
+
+# ------------------------------------------------------------------------- plans
+def explain_plan(call: Call[ExplainRequest]) -> Response:
+    """ExplainTableQueryPlan: the physical plan of the query, as a JSON string."""
+    request = call.args.query
+    assert request is not None  # ExplainRequest requires it
+    if request.branch is None:
+        request.branch = call.args.branch
+    return JSONResponse(_plan(call, request, lambda s: s.explain_plan(call.args.verbose)))
+
+
+def analyze_plan(call: Call[QueryRequest]) -> Response:
+    """AnalyzeTableQueryPlan: the plan run once, with its metrics, as a JSON string."""
+    return JSONResponse(_plan(call, call.args, lambda s: s.analyze_plan()))
+
+
+def _plan(call: Call[Any], request: QueryRequest, render: Callable[[Any], str]) -> str:
+    vector, text = request.vector_query(), request.full_text_query
+    ds = _dataset(call, request)
+    if vector is not None and (text is not None or (
+            vector.multi is not None
+            and vector_kind(vector_column(ds.schema, vector.column).field.type) == "vector")):
+        raise InvalidInputError(
+            "A plan is shown for one scan: a single vector, a text search or a filter. A "
+            "hybrid query or a batch of vectors runs several; explain each part alone."
+        )
+    with lance_errors(f"Planning the query on table {call.label!r} failed"):
+        text_plan = render(_scanner(ds, request, _projection(ds.schema, request)))
+    # The plan names the dataset's folder: show the table's name instead.
+    folder = ds.uri.rstrip("/")
+    return str(text_plan).replace(folder, call.label).replace(folder.lstrip("/"), call.label)
 
 
 def _as_arrow_vector(q: Any) -> Any:
@@ -90,10 +144,13 @@ def _as_arrow_vector(q: Any) -> Any:
 
 
 def _projection(schema: pa.Schema, request: QueryRequest) -> Columns:
-    """Lance's ``columns``: canonical field paths, or {alias: path or SQL}."""
+    """Lance's ``columns``: canonical field paths, or {alias: path or SQL}. The columns a
+    search adds (``_distance``, ``_score``) and ``_rowid`` may be named too, as Lance
+    and the reference server allow, unless the table has a column of that name."""
     names, aliases = request.projection()
     if names is not None:
-        return [resolve(schema, n, "column").path for n in names]
+        return [n if n in SEARCH_COLUMNS and n not in schema.names
+                else resolve(schema, n, "column").path for n in names]
     if aliases is not None:
         out: dict[str, str] = {}
         for alias, source in aliases.items():

@@ -12,11 +12,14 @@ from starlette.responses import Response
 from nsframe._protocol import routes
 from nsframe._protocol.defaults import normalize_branch
 from nsframe._protocol.ids import join_id
-from nsframe._protocol.schema_json import schema_to_base64, schema_to_json
+from nsframe._protocol.schema_json import (
+    schema_to_base64,
+    schema_to_json,
+    schema_to_lance_json,
+)
 from nsframe.exceptions import BranchNotFoundError, TableAlreadyExistsError
-from nsframe.server._http.arrow import (
-    arrow_body,
-    )
+from nsframe.server._http import dialect
+from nsframe.server._http.arrow import arrow_body
 from nsframe.server._http.capacity import Work
 from nsframe.server._http.fields import shown
 from nsframe.server._http.handler import Call
@@ -54,17 +57,20 @@ def create_table(call: Call[CreateTableRequest]) -> dict[str, Any]:
         if mode == "Create":
             raise TableAlreadyExistsError(
                 f"Table {call.label!r} already exists: use mode exist_ok to open it or "
-                "overwrite to replace it."
+                "overwrite to replace it.",
+                # LanceDB's client knows an existing table only by a 400 saying so.
+                status=400 if dialect.is_lancedb(call.request) else None,
             )
         if mode == "ExistOk":
             ds = catalog.dataset(current)
-            return {"version": ds.version, "properties": catalog.table_properties(current)}
+            return {"version": ds.version, "location": current.uri,
+                    "properties": catalog.table_properties(current)}
         with arrow_body(call.request) as stream:
             ds, rows = write_batches(catalog, current, stream, mode="overwrite",
                                      label=call.label)
         if properties is not None:
             catalog.set_table_properties(current, properties)
-        return {"version": ds.version, "num_inserted_rows": rows,
+        return {"version": ds.version, "num_inserted_rows": rows, "location": current.uri,
                 "properties": catalog.table_properties(catalog.require_table(call.id))}
     # A declared table keeps its properties unless the create names new ones.
     if properties is None:
@@ -72,14 +78,18 @@ def create_table(call: Call[CreateTableRequest]) -> dict[str, Any]:
     with arrow_body(call.request) as stream:
         ds, rows = create_new_table(catalog, call.id, stream, label=call.label,
                                     previous=checked, properties=properties)
-    return {"version": ds.version, "num_inserted_rows": rows, "properties": properties}
+    return {"version": ds.version, "num_inserted_rows": rows,
+            "location": catalog.require_table(call.id).uri, "properties": properties}
 
 
 def declare_table(call: Call[DeclareTableRequest]) -> dict[str, Any]:
     properties = call.args.properties
     ref = call.catalog.declare_table(
         call.id, {str(k): str(v) for k, v in (properties or {}).items()})
-    return {"properties": call.catalog.table_properties(ref)}
+    # Where the table's data will be: a client may write the dataset there itself, and
+    # the table is created once it has (`Catalog._settled`).
+    return {"location": ref.uri, "properties": call.catalog.table_properties(ref),
+            "managed_versioning": False}
 
 
 def insert(call: Call[InsertRequest]) -> dict[str, Any]:
@@ -109,6 +119,14 @@ def list_tables(call: Call[ListTablesRequest]) -> dict[str, Any]:
 
 
 def list_all_tables(call: Call[PageRequest]) -> dict[str, Any]:
+    if dialect.is_lancedb(call.request):
+        # LanceDB's `table_names()`: the root namespace's tables, which it opens by name;
+        # its page_token is the name to start after (`start_after`), not a token of ours.
+        names = call.catalog.list_tables([])
+        after = call.args.page_token
+        limit = call.args.limit or len(names)
+        page = [n for n in names if not after or n > after][:limit]
+        return {"tables": page, "page_token": None}
     names = [join_id(parts, call.delimiter) for parts in call.catalog.walk_tables([])]
     page, token = paginate(names, call.args.page_token, call.args.limit)
     return {"tables": page, "page_token": token}
@@ -120,17 +138,20 @@ def describe_table(call: Call[DescribeTableRequest]) -> dict[str, Any]:
     base = {"table": ref.name, "namespace": call.id[:-1],
             "properties": catalog.table_properties(ref)}
     if ref.state == "declared":
-        return {**base, "is_only_declared": True, "schema": None, "version": None}
+        return {**base, "is_only_declared": True, "schema": None, "version": None,
+                **({"location": ref.uri, "table_uri": ref.uri} if ref.uri else {})}
     ds = catalog.dataset(ref, branch=call.args.branch, version=call.args.version)
-    return {**base, **describe_dataset(ds), "location": ref.uri, "is_only_declared": False}
+    described = describe_dataset(ds, lance_spelling=dialect.is_lancedb(call.request))
+    return {**base, **described, "location": ref.uri, "table_uri": ref.uri,
+            "is_only_declared": False}
 
 
-def describe_dataset(ds: LanceDataset) -> dict[str, Any]:
+def describe_dataset(ds: LanceDataset, *, lance_spelling: bool = False) -> dict[str, Any]:
     """Version, schema and row statistics, from the manifest already in memory."""
     summary, num_rows = version_summary(ds)
     return {
         "version": ds.version,
-        "schema": schema_to_json(ds.schema),
+        "schema": schema_to_lance_json(ds.schema) if lance_spelling else schema_to_json(ds.schema),
         "arrow_schema": schema_to_base64(ds.schema),
         "stats": {
             "num_rows": num_rows,

@@ -14,6 +14,7 @@ from lance.dataset import LanceDataset
 
 from nsframe._protocol.defaults import MAIN_BRANCH, normalize_branch
 from nsframe.exceptions import TagAlreadyExistsError, TagNotFoundError
+from nsframe.server._http import dialect
 from nsframe.server._http.handler import Call
 from nsframe.server._http.pagination import PageRequest, paginate
 from nsframe.server._models.versions import TagRequest, TagTargetRequest
@@ -70,7 +71,18 @@ def list_tags(call: Call[PageRequest]) -> dict[str, Any]:
     _, ds = _table(call)
     tags = _all_tags(call, ds)
     page, next_token = paginate(list(tags), call.args.page_token, call.args.limit)
-    return {"tags": {name: tag_entry(tags[name]) for name in page}, "page_token": next_token}
+    entries = {name: tag_entry(tags[name]) for name in page}
+    if dialect.is_lancedb(call.request):
+        # LanceDB's tags.list() reads a bare map (UPSTREAM_NOTES.md 7), with Lance's own
+        # TagContents, whose times are RFC 3339 text.
+        for name, entry in entries.items():
+            for key, lance_key in (("createdAt", "created_at"), ("updatedAt", "updated_at")):
+                when = tags[name].get(lance_key)
+                entry.pop(key, None)
+                if isinstance(when, datetime):
+                    entry[key] = when.isoformat()
+        return entries
+    return {"tags": entries, "page_token": next_token}
 
 
 def create_tag(call: Call[TagTargetRequest]) -> dict[str, Any]:

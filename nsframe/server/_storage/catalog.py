@@ -66,7 +66,9 @@ class TableRef:
 
     id: list[str]
     entry: Entry
-    uri: str  # "" while the table is only declared
+    # Where the data is, or will be for a declared table ("" for one declared before
+    # declares reserved a folder).
+    uri: str
 
     @property
     def name(self) -> str:
@@ -79,7 +81,7 @@ class TableRef:
     @property
     def key(self) -> str:
         """The data folder's key under the root."""
-        return table_key(self.entry.uid)
+        return entry_key(self.entry) or table_key(self.entry.uid)
 
     @property
     def path(self) -> Path:
@@ -104,6 +106,25 @@ _U64_MAX = 2**64 - 1
 
 def table_key(uid: str) -> str:
     return f"{TABLES}{uid}.lance"
+
+
+def entry_key(entry: Entry) -> str | None:
+    """The data folder of a table entry: a registered table's own (its body's ``key``),
+    else ``tables/<uid>.lance``; None for a table declared without a folder (before
+    declares reserved one)."""
+    key = (entry.body or {}).get("key")
+    if isinstance(key, str) and key:
+        return key
+    return None if entry.uid in ("", "none") else table_key(entry.uid)
+
+
+# Members a table entry's next generation keeps: a registered table's folder, and the
+# name a rename came from (`_settled` reads it after a crash).
+CARRIED = ("key", "renamed_from")
+
+
+def carried(body: dict[str, object]) -> dict[str, object]:
+    return {k: body[k] for k in CARRIED if k in body}
 
 
 class Catalog:
@@ -211,6 +232,9 @@ class Catalog:
             "nothing was created."
         )
 
+    def confirm_parent(self, parent: Namespace, folder: str, written: Entry) -> None:
+        self._confirm_parent(parent, folder, written)
+
     def list_namespaces(self, parts: list[str]) -> list[str]:
         ns = self.require_namespace(parts)
         return self._live_children(ns.uid, "ns", LIVE_NAMESPACE)
@@ -250,8 +274,10 @@ class Catalog:
         for entry in self.entries.latest_below(f"{CATALOG}{uid}/ns/").values():
             self.purge_namespace(entry.uid)
         for entry in self.entries.latest_below(f"{CATALOG}{uid}/t/").values():
-            if entry.state == "created":
-                self.delete_data(entry.uid)
+            key = entry_key(entry)
+            # A table being renamed into another namespace keeps its data there.
+            if entry.state == "created" and key is not None and not self.shares_data(entry):
+                self.objects.delete_folder(key + "/")
         self.objects.delete_folder(f"{CATALOG}{uid}/")
 
     def being_dropped(self, entry: Entry | None) -> bool:
@@ -277,13 +303,61 @@ class Catalog:
         exists: a create must file its table after exactly the generation it checked."""
         _, folder = self.table_folder(parts)
         entry = self.entries.latest(folder)
+        if entry is not None and entry.state in LIVE_TABLE:
+            entry = self._settled(folder, entry)
         if entry is None or entry.state not in LIVE_TABLE:
             return entry, None
         return entry, self._ref(parts, entry)
 
     def _ref(self, parts: list[str], entry: Entry) -> TableRef:
-        uri = self.objects.uri(table_key(entry.uid)) if entry.state == "created" else ""
-        return TableRef(parts, entry, uri)
+        key = entry_key(entry)
+        return TableRef(parts, entry, self.objects.uri(key) if key else "")
+
+    def _settled(self, folder: str, entry: Entry) -> Entry:
+        """``entry``, with what another request left half done finished first: a declared
+        table whose reserved folder now holds a dataset (a client wrote it at the
+        declared location) becomes created; the old name of a rename whose new name is
+        filed (`registry.rename_table`, maybe cut short by a crash) is retired."""
+        body = self.entries.body(entry)
+        after: Entry | None = entry
+        if entry.state == "declared" and self.holds_dataset(entry_key(entry)):
+            after = self.entries.advance(folder, entry, "created", entry.uid,
+                                         {"properties": body.get("properties") or {},
+                                          **carried(body)})
+        elif self.superseded(entry):
+            after = self.entries.advance(folder, entry, "dropped", entry.uid,
+                                         {"renamed_to": body["renaming_to"]})
+        else:
+            return entry
+        # Another request may have finished it first: read what is there now.
+        return after or self.entries.latest(folder) or entry
+
+    def holds_dataset(self, key: str | None) -> bool:
+        """Whether the folder ``key`` holds a Lance dataset (a committed manifest)."""
+        if key is None:
+            return False
+        return any(o.key.endswith(".manifest") for o in self.objects.walk(f"{key}/_versions/"))
+
+    def superseded(self, entry: Entry) -> bool:
+        """Whether ``entry`` is the old name of a rename whose new name is filed."""
+        target = self.entries.body(entry).get("renaming_to")
+        if not isinstance(target, str):
+            return False
+        new = self.entries.latest(target)
+        return (new is not None and new.state in LIVE_TABLE and new.uid == entry.uid
+                and self.entries.body(new).get("renamed_from") == entry.folder)
+
+    def shares_data(self, entry: Entry) -> bool:
+        """Whether another live entry names ``entry``'s data folder (a rename under way):
+        dropping one of the two names must not delete the other's data."""
+        if self.superseded(entry):
+            return True
+        source = self.entries.body(entry).get("renamed_from")
+        if not isinstance(source, str):
+            return False
+        old = self.entries.latest(source)
+        return (old is not None and old.state in LIVE_TABLE and old.uid == entry.uid
+                and self.entries.body(old).get("renaming_to") == entry.folder)
 
     def table_state(self, parts: list[str]) -> str:
         """'created', 'declared' or 'missing'."""
@@ -303,7 +377,10 @@ class Catalog:
     def list_tables(self, ns_parts: list[str], *, include_declared: bool = True) -> list[str]:
         ns = self.require_namespace(ns_parts)
         live = LIVE_TABLE if include_declared else ("created",)
-        return self._live_children(ns.uid, "t", live)
+        below = self.entries.latest_below(f"{CATALOG}{ns.uid}/t/")
+        # The old name of a rename is listed no more once the new name is filed.
+        return sorted(name for name, entry in below.items()
+                      if entry.state in live and not self.superseded(entry))
 
     def walk_tables(self, ns_parts: list[str]) -> list[list[str]]:
         """Every table below ``ns_parts``, as full identifiers."""
@@ -317,7 +394,10 @@ class Catalog:
         current = self.entries.latest(folder)
         if current is not None and current.state in LIVE_TABLE:
             raise TableAlreadyExistsError(f"Table {join_id(parts)!r} already exists.")
-        written = self.entries.advance(folder, current, "declared", "none",
+        # The data folder is reserved now, so that the answer can name its location: a
+        # client may write the dataset there itself (LanceDB's namespace connection).
+        written = self.entries.advance(folder, current, "declared",
+                                       self.new_table_uid(parts[-1]),
                                        {"properties": properties or {}})
         if written is None:
             raise TableAlreadyExistsError(
@@ -350,8 +430,9 @@ class Catalog:
         # Only this incarnation: a table dropped and created again meanwhile is another.
         while current is not None and current.state in LIVE_TABLE \
                 and current.uid == ref.entry.uid:
+            body = {"properties": properties, **carried(self.entries.body(current))}
             if self.entries.advance(folder, current, current.state, current.uid,
-                                    {"properties": properties}) is not None:
+                                    body) is not None:
                 return
             current = self.entries.latest(folder)
         raise TableNotFoundError(f"Table {ref.label()!r} does not exist.")
@@ -364,9 +445,11 @@ class Catalog:
             if latest is None or latest.state not in LIVE_TABLE:
                 raise TableNotFoundError(f"Table {ref.label()!r} does not exist.")
             current = latest
-        if current.state == "created":
-            self.datasets.forget(self.objects.uri(table_key(current.uid)))
-            self.delete_data(current.uid)
+        key = entry_key(current)
+        # The data stays when a rename under way gave it a second name.
+        if current.state == "created" and key is not None and not self.shares_data(current):
+            self.datasets.forget(self.objects.uri(key))
+            self.objects.delete_folder(key + "/")
 
     def delete_data(self, uid: str) -> None:
         self.objects.delete_folder(table_key(uid) + "/")

@@ -21,11 +21,14 @@ import lance
 from nsframe.server._storage.catalog import (
     CATALOG,
     LIVE_NAMESPACE,
+    LIVE_TABLE,
     ROOT_UID,
     TABLES,
     Catalog,
+    entry_key,
 )
 from nsframe.server._storage.leases import Write
+from nsframe.server._storage.registry import kept_keys
 
 log = logging.getLogger("nsframe.server")
 # Data that no record explains is collected only once it is this old: a writer outside
@@ -74,14 +77,17 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
     # Files older than this cannot be a live write's.
     settled = min([w.started for w in live] + [started])
     busy = {w.location for w in live}
+    kept = kept_keys(catalog)  # deregistered tables' data
     for name in objects.children(TABLES):
         folder = f"{TABLES}{name}"
-        if folder in live_tables or folder in busy:
+        if folder in live_tables or folder in busy or folder in kept:
             continue
         newest = max((o.modified.timestamp() for o in objects.walk(folder + "/")), default=0.0)
         if newest < settled:
             garbage.folders.append(folder + "/")
     for folder in live_tables:
+        if not catalog.holds_dataset(folder):
+            continue  # a declared table's reserved folder, not written yet
         cutoff = min([w.started for w in live if w.location == folder] + [started])
         garbage.keys.extend(_unreferenced(catalog, folder, crashed.get(folder), cutoff,
                                           started - grace_seconds))
@@ -106,8 +112,10 @@ def _reachable(catalog: Catalog) -> tuple[set[str], set[str]]:
         below = catalog.entries.latest_below(f"{CATALOG}{uid}/ns/")
         pending.extend(e.uid for e in below.values() if e.state in LIVE_NAMESPACE)
         for entry in catalog.entries.latest_below(f"{CATALOG}{uid}/t/").values():
-            if entry.state == "created":
-                tables.add(f"{TABLES}{entry.uid}.lance")
+            # A declared table's reserved folder too: a client may be writing it.
+            key = entry_key(entry)
+            if entry.state in LIVE_TABLE and key is not None:
+                tables.add(key)
     return uids, tables
 
 

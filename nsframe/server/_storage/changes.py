@@ -1,0 +1,102 @@
+"""Writes that change a table in place: merge insert (upsert), update, add, alter and drop
+columns, schema metadata.
+
+Each runs on a dataset object of the request's own (`Catalog.dataset`) at the latest
+version of its branch, and commits one new version of that branch through Lance's
+conditional commit, so concurrent writers never lose each other's work. Every one runs
+inside `leases.writing`, as writes that add data files must (merge, update, computed
+columns and casts do), so that a crash's leftovers can be told from a write in progress
+(docs/storage.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pyarrow as pa
+from lance.dataset import LanceDataset
+
+from nsframe.exceptions import SchemaMismatchError
+from nsframe.server._storage.catalog import Catalog, TableRef
+from nsframe.server._storage.errors import lance_errors
+from nsframe.server._storage.writes import IncomingBatches, _dropped_meanwhile
+
+
+@contextmanager
+def changing(catalog: Catalog, ref: TableRef, branch: str | None,
+             context: str) -> Iterator[LanceDataset]:
+    """The latest version of ``branch`` of ``ref``, to change in the block; kept as the
+    newest known state once the block has committed. Lance's errors inside become the
+    contract's, ``context`` prefixing an input error's detail."""
+    with catalog.leases.writing(ref.key), _dropped_meanwhile(catalog, ref), \
+            lance_errors(context):
+        ds = catalog.dataset(ref, branch=branch)
+        yield ds
+    catalog.remember(ref, branch, ds)
+
+
+@dataclass(frozen=True)
+class Merge:
+    """What a merge insert does with each kind of row (upstream's MergeInsertIntoTable)."""
+
+    on: list[str]
+    update_matched: bool = False
+    update_matched_if: str | None = None
+    insert_unmatched: bool = False
+    delete_unmatched_target: bool = False
+    delete_unmatched_target_if: str | None = None
+
+
+def merge_insert(ds: LanceDataset, merge: Merge, stream: IncomingBatches,
+                 label: str) -> dict[str, int]:
+    """Merge ``stream`` into ``ds`` by the key columns; the rows inserted, updated and
+    deleted. Source columns must be table columns of the same type; a source may leave
+    out columns (matched rows keep their values there, inserted rows get nulls)."""
+    _check_source(stream.schema, ds.schema, merge.on, label)
+    builder = ds.merge_insert(merge.on)
+    if merge.update_matched or merge.update_matched_if:
+        builder = builder.when_matched_update_all(merge.update_matched_if)
+    if merge.insert_unmatched:
+        builder = builder.when_not_matched_insert_all()
+    if merge.delete_unmatched_target or merge.delete_unmatched_target_if:
+        builder = builder.when_not_matched_by_source_delete(merge.delete_unmatched_target_if)
+    try:
+        stats = builder.execute(stream.reader())
+    except Exception:
+        if stream.error is not None:
+            raise stream.error from None
+        raise
+    return {k: int(stats.get(k) or 0)
+            for k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")}
+
+
+def _check_source(source: pa.Schema, table: pa.Schema, on: list[str], label: str) -> None:
+    problems = [f"the key column {key!r} is not in the data" for key in on
+                if key not in source.names]
+    for field in source:
+        if field.name not in table.names:
+            problems.append(f"column {field.name!r} is not in the table")
+        elif not field.type.equals(table.field(field.name).type):
+            problems.append(f"column {field.name!r} is {field.type}, the table has "
+                            f"{table.field(field.name).type}")
+    if problems:
+        raise SchemaMismatchError(
+            f"The data does not fit a merge into table {label!r}: " + "; ".join(problems)
+            + ". Cast the columns to the table's types."
+        )
+
+
+def add_columns(ds: LanceDataset, computed: dict[str, str], nulls: list[pa.Field]) -> None:
+    """Columns computed by SQL over each row, then columns of nulls (metadata only)."""
+    taken = [name for name in [*computed, *(f.name for f in nulls)] if name in ds.schema.names]
+    if taken:
+        raise SchemaMismatchError(
+            f"The table already has column(s) {', '.join(map(repr, taken))}: choose new "
+            "names, or alter the existing columns."
+        )
+    if computed:
+        ds.add_columns(computed)
+    if nulls:
+        ds.add_columns(pa.schema(nulls))
