@@ -48,7 +48,27 @@ def _serve_config(args: argparse.Namespace, environ: Mapping[str, str]) -> Serve
         config.max_json_bytes = parse_size(args.max_json_bytes)
     if args.max_body_bytes is not None:
         config.max_arrow_bytes = parse_size(args.max_body_bytes)
+    config.storage_options.update(_storage_options(args.storage_option))
+    if args.read_consistency_interval is not None:
+        if args.read_consistency_interval < 0:
+            raise ValueError("--read-consistency-interval takes seconds >= 0")
+        config.read_consistency_interval = args.read_consistency_interval
+    if args.vend_storage_options:
+        config.vend_storage_options = True
+    if args.skip_conditional_put_check:
+        config.check_conditional_put = False
     return config
+
+
+def _storage_options(entries: Sequence[str] | None) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for entry in entries or []:
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            # Not echoed: what was typed may be a secret.
+            raise ValueError("--storage-option takes KEY=VALUE")
+        found[key.strip()] = value
+    return found
 
 
 def _log_requests(level: str) -> None:
@@ -81,9 +101,11 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from nsframe.server._storage.objects import StoreCheckError
+
     try:
         app = create_app(config=config)
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, StoreCheckError) as exc:
         print(f"nsframe serve: {exc}", file=sys.stderr)
         return 2
     _log_requests(args.log_level)
@@ -104,7 +126,15 @@ def _gc(args: argparse.Namespace) -> int:
         print("nsframe gc needs the server extra: pip install 'nsframe[server]'",
               file=sys.stderr)
         return 2
-    garbage = collect_garbage(args.root, apply=args.apply, grace_seconds=args.grace)
+    from nsframe.server._storage.objects import StoreCheckError
+
+    try:
+        garbage = collect_garbage(args.root, apply=args.apply, grace_seconds=args.grace,
+                                  storage_options=_storage_options(args.storage_option),
+                                  check_store=not args.skip_conditional_put_check)
+    except (ValueError, OSError, StoreCheckError) as exc:
+        print(f"nsframe gc: {exc}", file=sys.stderr)
+        return 2
     verb = "removed" if args.apply else "would remove"
     for line in garbage.lines():
         print(f"{verb} {line}")
@@ -120,12 +150,24 @@ def _demo(args: argparse.Namespace) -> int:
     return run(args.root)
 
 
+def _storage_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
+                        help="an option of an object-store root, as Lance names it "
+                        "(aws_endpoint=..., aws_region=..., allow_http=true; repeatable). "
+                        "Secrets belong in the environment (AWS_SECRET_ACCESS_KEY ...) or "
+                        "the config file, not in the process list")
+    parser.add_argument("--skip-conditional-put-check", action="store_true",
+                        help="start even on a store that ignores If-None-Match: UNSAFE, "
+                        "concurrent writers can lose commits")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nsframe", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the REST service")
     serve.add_argument("root", nargs="?", default=None,
-                       help="storage root (default: the config file's, else ./nsframe-data)")
+                       help="storage root: a folder, or s3://, s3+ddb://, gs://, az:// "
+                       "(default: the config file's, else ./nsframe-data)")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default 127.0.0.1; any other address needs "
                        "credentials)")
@@ -146,6 +188,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="largest Arrow insert body (default 64GiB)")
     serve.add_argument("--max-json-bytes", metavar="SIZE",
                        help="largest JSON body (default 16MiB)")
+    serve.add_argument("--read-consistency-interval", type=float, metavar="SECONDS",
+                       help="let a read reuse what this server resolved up to SECONDS ago "
+                       "(fewer store listings; may miss other replicas' latest commits). "
+                       "Default 0: every read sees every acknowledged commit")
+    serve.add_argument("--vend-storage-options", action="store_true",
+                       help="describe returns the storage options (credentials included) "
+                       "that a reader of the table's location needs")
+    _storage_flags(serve)
     serve.set_defaults(func=_serve)
     gc = sub.add_parser("gc", help="find (and with --apply, remove) what crashes left behind")
     gc.add_argument("root", help="storage root")
@@ -154,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_argument("--grace", type=float, default=3600.0, metavar="SECONDS",
                     help="leave unreferenced data files younger than this alone, unless a "
                     "crashed nsframe write made them (default 3600)")
+    _storage_flags(gc)
     gc.set_defaults(func=_gc)
     demo = sub.add_parser("demo", help="start the embedded server, load a sample, print frames")
     demo.add_argument("root", nargs="?", default=None,

@@ -121,7 +121,9 @@ def describe_table(call: Call[DescribeTableRequest]) -> dict[str, Any]:
     if ref.state == "declared":
         return {**base, "is_only_declared": True, "schema": None, "version": None}
     ds = catalog.dataset(ref, branch=call.args.branch, version=call.args.version)
-    return {**base, **describe_dataset(ds), "location": ref.uri, "is_only_declared": False}
+    vended = {} if catalog.vended_options is None else {"storage_options": catalog.vended_options}
+    return {**base, **describe_dataset(ds), "location": ref.uri, **vended,
+            "is_only_declared": False}
 
 
 def describe_dataset(ds: LanceDataset) -> dict[str, Any]:
