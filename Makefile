@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test lint typecheck pytest ui serve bench fuzz clean chromium notebooks notebooks-run lab
+.PHONY: demo test lint typecheck pytest pytest-s3 ui serve bench fuzz clean chromium notebooks notebooks-run lab
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(VENV)/bin/nsframe demo
 
-test: lint typecheck pytest ui notebooks
+test: lint typecheck pytest pytest-s3 ui notebooks
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check nsframe tests benchmarks tools
@@ -28,6 +28,11 @@ typecheck: $(STAMP)
 # Everything but the browser (tests/server, tests/client); `make ui` runs the rest.
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -m 'not ui'
+
+# The server suite again, its session server on an s3:// root: moto's S3 server (a pip
+# package, started on loopback by tests/conftest.py; nothing downloads a binary).
+pytest-s3: $(STAMP)
+	$(VENV)/bin/pytest -m 'not ui' --root-kind s3 tests/server
 
 # The real-browser test (tests/ui, marker `ui`) drives Debian's chromium; nothing downloads
 # a browser.
