@@ -11,10 +11,11 @@ local disk, a conditional PUT on an object store, a DynamoDB conditional write o
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +29,7 @@ from nsframe.server._storage.ddb import DynamoClaims
 from nsframe.server._storage.location import StorageRoot
 
 PROBE = "_nsframe/probe/"
+log = logging.getLogger("nsframe.server")
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,10 @@ class Objects:
         """Write ``key`` unless it exists; True when this call wrote it."""
         if self.claims is not None:
             return self._claim(self.claims, key, data)
+        return self._create(key, data)
+
+    def _create(self, key: str, data: bytes) -> bool:
+        """The store's own create-if-absent (``If-None-Match: *`` on S3)."""
         try:
             obstore.put(self.store, key, data, mode="create")
         except (AlreadyExistsError, PreconditionError):
@@ -139,30 +145,42 @@ class Objects:
         The catalog's generations and Lance's manifests are both committed by
         create-if-absent: a store (or a proxy in front of it) that ignores
         ``If-None-Match`` would let two writers both "win" and lose a commit silently.
+        An ``s3+ddb://`` root commits both through DynamoDB, so there the DynamoDB path is
+        what must hold; the store's own is only warned about (Lance still creates tags
+        and branches with it).
         """
-        key = f"{PROBE}{uuid.uuid4().hex}"
-        try:
-            first = self.put_if_absent(key, b"first")
-            second = self.put_if_absent(key, b"second")
-        finally:
-            self.delete([key])
-        if not first:
-            raise StoreCheckError(f"Could not create a probe object under {self.root}.")
-        if not second:
-            return
-        if self.claims is not None:
+        if self.claims is None:
+            if self._second_create_fails(self._create):
+                return
+            raise StoreCheckError(
+                f"The store at {self.root} accepted a second create of the same object: it "
+                "ignores conditional writes (If-None-Match), or a proxy in front of it drops "
+                "the header. Two writers could then both commit the same version and one "
+                "commit would be lost without an error. Use a store that honours "
+                "If-None-Match (AWS S3, MinIO, Cloudflare R2, Google Cloud Storage, Azure "
+                "Blob Storage), remove the proxy, or use an "
+                "s3+ddb://bucket/path?ddbTableName=TABLE root, whose commits go through a "
+                "DynamoDB table. --skip-conditional-put-check starts anyway, unsafely."
+            )
+        if not self._second_create_fails(self.put_if_absent):
             raise StoreCheckError(
                 f"The DynamoDB table {self.location.ddb_table!r} of {self.root} accepted a "
                 "second conditional write of one item: check that it is a DynamoDB table "
                 "(hash key base_uri, range key version) and that dynamodb_endpoint points at "
                 "DynamoDB."
             )
-        raise StoreCheckError(
-            f"The store at {self.root} accepted a second create of the same object: it "
-            "ignores conditional writes (If-None-Match), or a proxy in front of it drops the "
-            "header. Two writers could then both commit the same version and one commit "
-            "would be lost without an error. Use a store that honours If-None-Match (AWS S3, "
-            "MinIO, Cloudflare R2, Google Cloud Storage, Azure Blob Storage), remove the "
-            "proxy, or use an s3+ddb://bucket/path?ddbTableName=TABLE root, whose commits go "
-            "through a DynamoDB table. --skip-conditional-put-check starts anyway, unsafely."
-        )
+        if not self._second_create_fails(self._create):
+            log.warning(
+                "The store at %s ignores If-None-Match. Commits and the catalog are safe "
+                "(they go through DynamoDB), but two concurrent creates of the same tag or "
+                "branch name may both succeed, the later one replacing the earlier.",
+                self.root)
+
+    def _second_create_fails(self, create: Callable[[str, bytes], bool]) -> bool:
+        key = f"{PROBE}{uuid.uuid4().hex}"
+        try:
+            if not create(key, b"first"):
+                raise StoreCheckError(f"Could not create a probe object under {self.root}.")
+            return not create(key, b"second")
+        finally:
+            self.delete([key])
