@@ -74,3 +74,12 @@ def servers(replicas: list[ServerProcess]) -> Iterator[list[ServerProcess]]:
     _print_logs(replicas)
     for server in replicas:
         assert server.alive, f"{server.name} died during the test\n{server.log_tail()}"
+
+
+def test_replica_logs_hold_no_secret(replicas: list[ServerProcess], s3: S3Endpoint) -> None:
+    """Whatever the replicas logged while the tests above ran, credentials included in
+    their environment never appear in it (run last: after the other tests' requests)."""
+    for server in replicas:
+        log = server.log_tail(10**7)
+        assert "nsframe: serving s3://" in log
+        assert s3.secret_key not in log, f"{server.name} logged the secret key"
