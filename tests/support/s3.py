@@ -199,7 +199,7 @@ class Proxy:
 
             def _body(self) -> bytes:
                 if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                    chunks = []
+                    chunks: list[bytes] = []
                     while True:
                         size = int(self.rfile.readline().split(b";")[0], 16)
                         chunk = self.rfile.read(size)
