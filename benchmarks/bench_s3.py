@@ -4,7 +4,9 @@ the object-store requests each query costs.
 An S3 endpoint runs on loopback (moto's server mode, a pip package; started here). One
 table of (id, six random words, 128-d vector) with an IVF_PQ and an FTS index is
 created through nsframe; pylance opens the very same dataset at describe's ``location``.
-The query cases are `bench_query`'s. Paths, interleaved in every round:
+The query cases are `bench_query`'s, but for ``vector-flat`` unless asked (``--cases``):
+brute force reads every vector from the store for each query. Paths, interleaved in
+every round:
 
 - ``direct``: `LanceDataset.to_table` on a dataset opened once (it never looks for newer
   versions: the limit);
@@ -74,6 +76,7 @@ ARROW_STREAM = {"Content-Type": "application/vnd.apache.arrow.stream"}
 
 @dataclass
 class Options:
+    cases: list[Any]
     rows: int
     rounds: int
     warmup: int
@@ -138,9 +141,10 @@ def query_paths(http: requests.Session, urls: dict[str, str],
 
 def time_queries(options: Options, paths: dict[str, Callable[[Any, np.ndarray, str], Any]],
                  queries: np.ndarray, words: Sequence[str]) -> dict[tuple[str, str], Timing]:
-    timings = {(c.name, p): Timing(f"{c.name}/{p}") for c in CASES for p in QUERY_PATHS}
+    timings = {(c.name, p): Timing(f"{c.name}/{p}") for c in options.cases
+               for p in QUERY_PATHS}
     for i, (q, word) in enumerate(zip(queries, words, strict=True)):
-        for case in CASES:
+        for case in options.cases:
             # The order rotates each round, so no path always follows another.
             order = QUERY_PATHS[i % 4:] + QUERY_PATHS[:i % 4]
             for path in order:
@@ -192,7 +196,7 @@ def count_requests(options: Options, endpoint: S3Endpoint, root: str, queries: n
                            storage_options=counted.options())
         paths = query_paths(http, urls, ds)
         n = options.counted
-        for case in CASES:
+        for case in options.cases:
             found[case.name] = {}
             for path in QUERY_PATHS:
                 for q, w in zip(queries[:3], words[:3], strict=True):  # warm caches
@@ -240,15 +244,15 @@ def run(options: Options) -> dict[str, Any]:
                                storage_options=storage)
             paths = query_paths(http, urls, ds)
             rows = {c.name: [int(paths[p](c, queries[0], words[0]).num_rows)
-                             for p in QUERY_PATHS] for c in CASES}
+                             for p in QUERY_PATHS] for c in options.cases}
             queries_timed = time_queries(options, paths, queries, words)
             inserts = time_inserts(options, http, urls["nsframe"],
                                    location(http, urls["nsframe"], DIRECT_TABLE), storage)
         requests_per = count_requests(options, endpoint, root, queries, words)
     report(options, queries_timed, rows, inserts, requests_per)
     return {"rows": options.rows, "rounds": options.rounds, "index": PQ,
-            "insert_rows": options.insert_rows, "inserts": options.inserts,
-            "read_consistency_interval": INTERVAL,
+            "cases": [c.name for c in options.cases], "insert_rows": options.insert_rows,
+            "inserts": options.inserts, "read_consistency_interval": INTERVAL,
             "timings": [t.summary() for t in queries_timed.values()],
             "result_rows": rows, "insert_timings": [t.summary() for t in inserts.values()],
             "requests_per_operation": requests_per}
@@ -258,7 +262,7 @@ def report(options: Options, timings: dict[tuple[str, str], Timing],
            rows: dict[str, list[int]], inserts: dict[str, Timing],
            requests_per: dict[str, dict[str, dict[str, float]]]) -> None:
     table = []
-    for case in CASES:
+    for case in options.cases:
         direct = timings[(case.name, "direct")]
         for k, path in enumerate(QUERY_PATHS):
             t = timings[(case.name, path)]
@@ -287,8 +291,15 @@ def main(argv: list[str] | None = None) -> None:
                         help="rows per timed insert (default 50,000)")
     parser.add_argument("--inserts", type=int, default=5, help="timed inserts per path (5)")
     parser.add_argument("--quick", action="store_true", help="20,000 rows, 30 rounds")
+    parser.add_argument("--cases", default="vector-ivfpq,full-text,filter-scan",
+                        help="comma-separated query cases, or 'all' (adds vector-flat)")
     args = parser.parse_args(argv)
+    names = [c.name for c in CASES] if args.cases == "all" else args.cases.split(",")
+    unknown = set(names) - {c.name for c in CASES}
+    if unknown:
+        parser.error(f"unknown cases {sorted(unknown)}")
     options = Options(
+        cases=[c for c in CASES if c.name in names],
         rows=args.rows or (20_000 if args.quick else 100_000),
         rounds=args.rounds or (30 if args.quick else 100),
         warmup=5 if args.quick else 10,
