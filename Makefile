@@ -12,6 +12,8 @@ $(PY):
 
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
+	# The `engines` extra without its pyarrow<26 pin (pyproject.toml says why).
+	$(PY) -m pip install --quiet --no-deps 'daft>=0.7' 'daft-lance>=0.6'
 	touch $(STAMP)
 
 demo: $(STAMP)

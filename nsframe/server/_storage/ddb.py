@@ -3,7 +3,7 @@
 On such a root Lance commits manifests through a DynamoDB table (hash key ``base_uri``,
 range key ``version``) instead of relying on the store's conditional PUT. obstore has
 no DynamoDB mode, so the catalog claims each generation file in the same table: an item
-``("nsframe:<bucket>/<prefix>/<key>", 0)`` written with ``attribute_not_exists``, which
+``("nsframe:s3://<bucket>/<prefix>/<key>", 0)`` written with ``attribute_not_exists``, which
 exactly one writer wins, whatever the S3 endpoint does with ``If-None-Match``. The item
 holds the file's bytes; the winner then writes the object with a plain PUT. A writer
 that lost makes sure the object is there (copying it from the item) before it reports
