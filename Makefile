@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar on
 
-.PHONY: demo test lint typecheck pytest ui serve bench fuzz clean chromium notebooks notebooks-run lab
+.PHONY: demo test lint typecheck pytest pytest-s3 ui serve bench fuzz clean chromium notebooks notebooks-run lab
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,8 @@ $(PY):
 $(STAMP): pyproject.toml | $(PY)
 	@echo "Installing nsframe with its test extras into $(VENV) (a few minutes the first time)..."
 	$(PIP) -e '.[test]'
+	# The `engines` extra without its pyarrow<26 pin (pyproject.toml says why).
+	$(PY) -m pip install --quiet --no-deps 'daft>=0.7' 'daft-lance>=0.6'
 	touch $(STAMP) $(DEMO_STAMP)
 
 $(DEMO_STAMP): pyproject.toml | $(PY)
@@ -26,7 +28,7 @@ $(DEMO_STAMP): pyproject.toml | $(PY)
 demo: $(DEMO_STAMP)
 	$(VENV)/bin/nsframe demo
 
-test: lint typecheck pytest ui notebooks
+test: lint typecheck pytest pytest-s3 ui notebooks
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check nsframe tests benchmarks tools
@@ -37,6 +39,11 @@ typecheck: $(STAMP)
 # Everything but the browser (tests/server, tests/client); `make ui` runs the rest.
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -m 'not ui'
+
+# The server suite again, its session server on an s3:// root: moto's S3 server (a pip
+# package, started on loopback by tests/conftest.py; nothing downloads a binary).
+pytest-s3: $(STAMP)
+	$(VENV)/bin/pytest -m 'not ui' --root-kind s3 tests/server
 
 # The real-browser test (tests/ui, marker `ui`) drives Debian's chromium, which `chromium`
 # installs with apt-get (as root, or through sudo) when /usr/bin/chromium is missing;

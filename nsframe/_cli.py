@@ -51,13 +51,20 @@ def _server_command(args: argparse.Namespace) -> int:
     (tests/client/test_import_boundaries.py allows this import and no other).
     """
     try:
-        from nsframe.server import _config_file, collect_garbage, create_app
+        from nsframe.server import StoreCheckError, _config_file, collect_garbage, create_app
     except ImportError:  # pragma: no cover - depends on the install
         print(f"nsframe {args.command} needs the server extra: pip install 'nsframe[server]'",
               file=sys.stderr)
         return 2
     if args.command == "gc":
-        garbage = collect_garbage(args.root, apply=args.apply, grace_seconds=args.grace)
+        try:
+            garbage = collect_garbage(
+                args.root, apply=args.apply, grace_seconds=args.grace,
+                storage_options=_config_file.storage_option_flags(args.storage_option),
+                check_store=not args.skip_conditional_put_check)
+        except (ValueError, OSError, StoreCheckError) as exc:
+            print(f"nsframe gc: {exc}", file=sys.stderr)
+            return 2
         return _report_garbage(garbage.lines(), len(garbage.folders), len(garbage.keys),
                                garbage.bytes, applied=args.apply)
 
@@ -65,7 +72,7 @@ def _server_command(args: argparse.Namespace) -> int:
         config = _config_file.config_from_args(args, os.environ)
         problem = _refuse_open_bind(args.host, config.credentials_configured)
         app = None if problem else create_app(config=config)
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, StoreCheckError) as exc:
         problem = f"nsframe serve: {exc}"
     if problem:
         print(problem, file=sys.stderr)
@@ -106,6 +113,17 @@ def _demo(args: argparse.Namespace) -> int:
     return run(args.root)
 
 
+def _storage_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
+                        help="an option of an object-store root, as Lance names it "
+                        "(aws_endpoint=..., aws_region=..., allow_http=true; repeatable). "
+                        "Secrets belong in the environment (AWS_SECRET_ACCESS_KEY ...) or "
+                        "the config file, not in the process list")
+    parser.add_argument("--skip-conditional-put-check", action="store_true",
+                        help="start even on a store that ignores If-None-Match: UNSAFE, "
+                        "concurrent writers can lose commits")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nsframe", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -143,6 +161,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "refused")
     serve.add_argument("--query-timeout", type=float, metavar="SECONDS",
                        help="stop a query, count or scan after this long (default 60)")
+    serve.add_argument("--read-consistency-interval", type=float, metavar="SECONDS",
+                       help="let a read reuse what this server resolved up to SECONDS ago "
+                       "(fewer store listings; may miss other replicas' latest commits). "
+                       "Default 0: every read sees every acknowledged commit")
+    serve.add_argument("--vend-storage-options", action="store_true",
+                       help="describe returns the storage options (credentials included) "
+                       "that a reader of the table's location needs")
+    _storage_flags(serve)
     serve.set_defaults(func=_server_command)
     gc = sub.add_parser("gc", help="find (and with --apply, remove) what crashes left behind")
     gc.add_argument("root", help="storage root")
@@ -151,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_argument("--grace", type=float, default=3600.0, metavar="SECONDS",
                     help="leave unreferenced data files younger than this alone, unless a "
                     "crashed nsframe write made them (default 3600)")
+    _storage_flags(gc)
     gc.set_defaults(func=_server_command)
     demo = sub.add_parser("demo", help="start the embedded server, load a sample, print frames")
     demo.add_argument("root", nargs="?", default=None,

@@ -168,6 +168,13 @@ class Table(TableChanges):
             self.id, version=self._ref.version, branch=self._ref.branch))
 
     @property
+    def location(self) -> str | None:
+        """Where the table's Lance dataset lives (describe's ``location``), for pylance,
+        Daft or Ray to open directly; None while the table is only declared."""
+        found = self._client.describe_table(self.id, branch=self._ref.branch).get("location")
+        return str(found) if found else None
+
+    @property
     def version(self) -> int:
         """The version this handle reads: its pinned version, or the latest."""
         if self._ref.version is not None:

@@ -1,7 +1,15 @@
-"""One real server for the session, a fresh namespace per test."""
+"""One real server for the session, a fresh namespace per test.
+
+``--root-kind s3`` (or ``NSFRAME_TEST_ROOT=s3``) runs the session server on an ``s3://``
+root of a moto server on loopback instead of a local folder: the same tests, the same
+assertions, on an object store. Tests of tests/server that do not use the session server
+(auth, limits and databases start servers of their own on local folders; the request
+models need none) are skipped in that run, since it would only repeat them.
+"""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,11 +19,57 @@ import pytest
 import requests
 
 from nsframe.server import RunningServer, serve_in_thread
+from tests.support.s3 import S3Endpoint, moto_server
+from tests.support.stores import StoreView
+
+ROOT_KINDS = ("local", "s3")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--root-kind", choices=ROOT_KINDS,
+                     default=os.environ.get("NSFRAME_TEST_ROOT", "local"),
+                     help="storage root of the session server: a local folder (default) or "
+                     "an s3:// prefix on a moto server started for the session")
+
+
+def on_s3(config: pytest.Config) -> bool:
+    return bool(config.getoption("--root-kind") == "s3")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not on_s3(config):
+        return
+    own = pytest.mark.skip(reason="does not use the session server (it starts its own on "
+                           "local folders, or none): the s3 run repeats only the tests of "
+                           "the session server")
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if item.nodeid.startswith("tests/server/") and "server" not in fixtures:
+            item.add_marker(own)
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    with serve_in_thread(tmp_path_factory.mktemp("lance")) as running:
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Endpoint]:
+    """A moto server on loopback with a bucket for the session."""
+    with moto_server(tmp_path_factory.mktemp("moto")) as url:
+        endpoint = S3Endpoint(url, f"nsframe-{uuid.uuid4().hex[:8]}")
+        endpoint.create_bucket()
+        yield endpoint
+
+
+@pytest.fixture(scope="session")
+def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+          ) -> StoreView:
+    """The session server's root, on the kind of store ``--root-kind`` chose."""
+    if on_s3(request.config):
+        endpoint: S3Endpoint = request.getfixturevalue("s3")
+        return StoreView(endpoint.new_root("server"), endpoint.options())
+    return StoreView(str(tmp_path_factory.mktemp("lance")))
+
+
+@pytest.fixture(scope="session")
+def server(store: StoreView) -> Iterator[RunningServer]:
+    with serve_in_thread(store.root, storage_options=store.options) as running:
         yield running
 
 
@@ -25,7 +79,10 @@ def base_url(server: RunningServer) -> str:
 
 
 @pytest.fixture(scope="session")
-def root(server: RunningServer) -> Path:
+def root(request: pytest.FixtureRequest, server: RunningServer) -> Path:
+    """The session server's root folder: only on a local root."""
+    if on_s3(request.config):
+        pytest.skip("inspects the local file system")
     return Path(server.config.root)
 
 

@@ -21,7 +21,8 @@ from nsframe.server._http.guard import ErrorGuard
 from nsframe.server._http.transactions import TransactionLog
 from nsframe.server._routes import ROUTES
 from nsframe.server._security import auth as _auth
-from nsframe.server._storage import gc
+from nsframe.server._security.scopes import classify
+from nsframe.server._storage import freshness, gc, redact
 from nsframe.server._storage.catalog import Catalog
 
 
@@ -42,6 +43,21 @@ class StripTrailingSlash:
                 raw = scope.get("raw_path")
                 if raw:
                     scope["raw_path"] = raw.rstrip(b"/") or b"/"
+        await self.app(scope, receive, send)
+
+
+class FreshWrites:
+    """With a read consistency interval, marks each write request so that it resolves the
+    catalog and the table afresh (`freshness`): the interval only ever applies to reads."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            operation = classify(ROUTES, scope)
+            if operation is None or operation.write:
+                freshness.mark_writing()
         await self.app(scope, receive, send)
 
 
@@ -87,9 +103,11 @@ def create_app(
         },
     )
     app.state.config = config
-    app.state.catalogs = {"": Catalog(config.root)}
+    # A store's or Lance's message could quote a credential: never in a log line.
+    redact.install("nsframe", "nsframe.server", "uvicorn.error")
+    app.state.catalogs = {"": _catalog(config, config.root)}
     for name, path in config.databases.items():
-        app.state.catalogs[name] = Catalog(path)
+        app.state.catalogs[name] = _catalog(config, path)
     for catalog in app.state.catalogs.values():
         # What a crashed server left: its writes' files, half-dropped namespaces.
         gc.collect(catalog, dry_run=False)
@@ -97,6 +115,16 @@ def create_app(
     app.state.max_json_bytes = config.max_json_bytes
     app.state.max_arrow_bytes = config.max_arrow_bytes
     app.state.capacity = Capacity(config.limits)
+    wrapped = _auth.wrap(app, config)
+    if config.read_consistency_interval > 0:
+        wrapped = FreshWrites(wrapped)
     # ErrorGuard outermost: no exception from any layer reaches uvicorn, which would close
     # the connection (see `_http.guard`).
-    return ErrorGuard(StripTrailingSlash(_auth.wrap(app, config)))
+    return ErrorGuard(StripTrailingSlash(wrapped))
+
+
+def _catalog(config: ServerConfig, root: str | os.PathLike[str]) -> Catalog:
+    return Catalog(root, storage_options=config.storage_options,
+                   check_store=config.check_conditional_put,
+                   read_consistency_interval=config.read_consistency_interval,
+                   vend_storage_options=config.vend_storage_options)

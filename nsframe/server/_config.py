@@ -35,6 +35,13 @@ def parse_size(text: str | int) -> int:
     return value
 
 
+def _option_text(value: object) -> str:
+    """A storage option's value as Lance and obstore take it: ``true``/``false`` for bools."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _as_credentials(value: object) -> dict[str, dict[str, Any]]:
     """``{secret: scope}``; a bare list of secrets gets full access each."""
     if isinstance(value, dict):
@@ -50,8 +57,15 @@ def _as_credentials(value: object) -> dict[str, dict[str, Any]]:
 class ServerConfig:
     """Everything `create_app` needs.
 
-    ``root`` is the default database. ``databases`` maps extra database names (picked by
-    the ``x-service-database`` header, or by the host name) to their own roots.
+    ``root`` is the default database: a local folder, or an ``s3://``, ``s3+ddb://``,
+    ``gs://`` or ``az://`` URI. ``databases`` maps extra database names (picked by the
+    ``x-service-database`` header, or by the host name) to their own roots.
+    ``storage_options`` reach every root's store (credentials, endpoint, region; Lance's
+    option names), on top of the store's standard environment variables.
+    ``read_consistency_interval`` (seconds, 0 = strong) is how stale a read may be;
+    ``vend_storage_options`` makes ``describe`` return the storage options a reader of
+    the table's location needs; ``check_conditional_put`` (default on) refuses a store
+    that does not honour create-if-absent writes.
     ``api_keys`` / ``tokens`` are accepted credentials, each mapped to its scope
     (``{"read_only": bool, "namespace": "a$b", "databases": [...], "name": "for logs"}``,
     all optional; a plain list of secrets means full access). ``jwt`` holds the settings
@@ -76,8 +90,17 @@ class ServerConfig:
     allow_hosts: list[str] = field(default_factory=list)
     allow_origins: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
+    storage_options: dict[str, str] = field(default_factory=dict)
+    read_consistency_interval: float = 0.0
+    vend_storage_options: bool = False
+    check_conditional_put: bool = True
 
     def __post_init__(self) -> None:
+        self.storage_options = {str(k): _option_text(v) for k, v in
+                                dict(self.storage_options or {}).items()}
+        self.read_consistency_interval = float(self.read_consistency_interval)
+        if self.read_consistency_interval < 0:
+            raise ValueError("read_consistency_interval is a number of seconds >= 0")
         self.api_keys = _as_credentials(self.api_keys)
         self.tokens = _as_credentials(self.tokens)
         self.max_json_bytes = parse_size(self.max_json_bytes)
@@ -113,15 +136,24 @@ class ServerConfig:
 
     @property
     def root_path(self) -> Path:
-        return Path(os.fspath(self.root))
+        """The root as a local path; a ValueError for an object-store root."""
+        text = os.fspath(self.root)
+        if "://" in text and not text.startswith("file://"):
+            raise ValueError(f"The root {text} is not a local folder")
+        return Path(text.removeprefix("file://"))
 
     def __repr__(self) -> str:
-        # Keys and tokens are secrets: show how many, never which.
+        # Keys, tokens and storage options are secrets: show how many, or their names,
+        # never their values.
         return (
             f"ServerConfig(root={os.fspath(self.root)!r}, databases={sorted(self.databases)!r}, "
             f"api_keys=<{len(self.api_keys)} configured>, tokens=<{len(self.tokens)} configured>, "
             f"jwt={'<configured>' if self.jwt else None}, require_auth={self.require_auth}, "
             f"max_json_bytes={self.max_json_bytes}, max_arrow_bytes={self.max_arrow_bytes}, "
             f"allow_hosts={self.allow_hosts!r}, allow_origins={self.allow_origins!r}, "
-            f"limits={self.limits!r})"
+            f"limits={self.limits!r}, "
+            f"storage_options=<{', '.join(sorted(self.storage_options)) or 'none'}>, "
+            f"read_consistency_interval={self.read_consistency_interval}, "
+            f"vend_storage_options={self.vend_storage_options}, "
+            f"check_conditional_put={self.check_conditional_put})"
         )

@@ -2,7 +2,7 @@
 
 File format (every member optional; relative paths are relative to the file)::
 
-    root = "./data"                    # the default database
+    root = "./data"                    # the default database (or "s3://bucket/prefix")
     database_from_host = false
     require_auth = false
     max_json_bytes = "16MiB"
@@ -14,8 +14,17 @@ File format (every member optional; relative paths are relative to the file)::
     query_timeout = 60
     max_k = 10000
 
+    read_consistency_interval = 0      # seconds a read may lag other replicas (0: strong)
+    vend_storage_options = false       # describe returns the storage options to readers
+    check_conditional_put = true       # refuse a store that ignores If-None-Match
+
     [databases]                        # picked by x-service-database or the host name
     sales = "/srv/nsframe/sales"
+
+    [storage_options]                  # Lance's names; over the store's environment
+    aws_region = "eu-west-1"
+    aws_endpoint = "https://s3.example.com"
+    aws_secret_access_key_env = "S3_SECRET"   # NAME_env: the value of a variable
 
     [[api_keys]]                       # repeat for each key
     key = "..."                        # or key_env = "NAME_OF_AN_ENV_VARIABLE"
@@ -40,7 +49,7 @@ import argparse
 import dataclasses
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +65,8 @@ else:  # pragma: no cover - Python 3.10
 TOP_LEVEL = frozenset({
     "root", "databases", "database_from_host", "require_auth", "max_json_bytes",
     "max_body_bytes", "max_arrow_bytes", "api_keys", "tokens", "jwt",
-    "allow_hosts", "allow_origins", "limits",
+    "allow_hosts", "allow_origins", "limits", "storage_options",
+    "read_consistency_interval", "vend_storage_options", "check_conditional_put",
 })
 
 
@@ -89,8 +99,32 @@ def _credentials(entries: object, kind: str,
 
 
 def _path(value: object, base: Path) -> str:
-    path = Path(str(value)).expanduser()
+    """A local root relative to the file's folder; a URI (``s3://...``) as it is."""
+    text = str(value)
+    if "://" in text:
+        return text
+    path = Path(text).expanduser()
     return str(path if path.is_absolute() else base / path)
+
+
+def _storage_options(raw: object, environ: Mapping[str, str]) -> dict[str, str]:
+    """``[storage_options]``: ``name = "value"``, or ``name_env = "VARIABLE"``."""
+    if not isinstance(raw, dict):
+        raise ValueError("[storage_options] maps option names to values")
+    found: dict[str, str] = {}
+    for key, value in raw.items():
+        if not isinstance(value, (str, bool, int, float)):
+            raise ValueError(f"storage option {key}: give a string, number or boolean")
+        if key.endswith("_env"):
+            variable = str(value)
+            if variable not in environ:
+                raise ValueError(f"storage option {key}: the variable {variable} is not set")
+            found[key.removesuffix("_env")] = environ[variable]
+        elif isinstance(value, bool):
+            found[key] = "true" if value else "false"
+        else:
+            found[key] = str(value)
+    return found
 
 
 def load_config_file(path: str | os.PathLike[str],
@@ -113,7 +147,8 @@ def load_config_file(path: str | os.PathLike[str],
         if not isinstance(raw["databases"], dict):
             raise ValueError(f"{file}: [databases] maps names to paths")
         options["databases"] = {str(k): _path(v, base) for k, v in raw["databases"].items()}
-    for flag in ("database_from_host", "require_auth"):
+    for flag in ("database_from_host", "require_auth", "vend_storage_options",
+                 "check_conditional_put"):
         if flag in raw:
             if not isinstance(raw[flag], bool):
                 raise ValueError(f"{file}: {flag} must be true or false")
@@ -133,6 +168,13 @@ def load_config_file(path: str | os.PathLike[str],
         if not isinstance(raw["limits"], dict):
             raise ValueError(f"{file}: [limits] must be a table")
         options["limits"] = Limits.from_mapping(raw["limits"], f"{file}: [limits]")
+    if "storage_options" in raw:
+        options["storage_options"] = _storage_options(raw["storage_options"], environ)
+    if "read_consistency_interval" in raw:
+        interval = raw["read_consistency_interval"]
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval < 0:
+            raise ValueError(f"{file}: read_consistency_interval is a number of seconds >= 0")
+        options["read_consistency_interval"] = float(interval)
     if "api_keys" in raw:
         options["api_keys"] = _credentials(raw["api_keys"], "key", environ)
     if "tokens" in raw:
@@ -185,4 +227,25 @@ def config_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
             raise ValueError(f"--query-timeout must be above 0, got {args.query_timeout}")
         config.limits = dataclasses.replace(config.limits,
                                             query_timeout=args.query_timeout)
+    config.storage_options.update(storage_option_flags(args.storage_option))
+    if args.read_consistency_interval is not None:
+        if args.read_consistency_interval < 0:
+            raise ValueError("--read-consistency-interval takes seconds >= 0")
+        config.read_consistency_interval = args.read_consistency_interval
+    if args.vend_storage_options:
+        config.vend_storage_options = True
+    if args.skip_conditional_put_check:
+        config.check_conditional_put = False
     return config
+
+
+def storage_option_flags(entries: Sequence[str] | None) -> dict[str, str]:
+    """``--storage-option KEY=VALUE`` flags as a dict."""
+    found: dict[str, str] = {}
+    for entry in entries or []:
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            # Not echoed: what was typed may be a secret.
+            raise ValueError("--storage-option takes KEY=VALUE")
+        found[key.strip()] = value
+    return found

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import http.client
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import requests
 
 from tests.support import ARROW_HEADERS, assert_error, ipc_stream
+from tests.support.stores import StoreView
 
 # Each is sent percent-encoded as one identifier part; the server sees the decoded text.
 # ('.' and '..' go encoded, else the client resolves them; test_raw_dot_segments sends
@@ -41,19 +40,16 @@ BAD_PARTS = [
 EMPTY_PARTS = ["NS$$b", "$NS", "NS$", "$$", "NS$a$$"]
 
 
-def _snapshot(path: Path) -> set[str]:
-    return {entry.name for entry in path.iterdir()}
-
-
 @pytest.fixture
-def outside(root: Path) -> Iterator[None]:
-    """Fail the test if anything appears next to the storage root.
+def outside(store: StoreView) -> Iterator[None]:
+    """Fail the test if anything appears next to the storage root (in its parent folder,
+    or at the top of its bucket).
 
     (Higher directories are shared with other processes, so they are not compared.)
     """
-    before_parent = _snapshot(root.parent)
+    before_parent = store.neighbours()
     yield
-    assert _snapshot(root.parent) == before_parent
+    assert store.neighbours() == before_parent
 
 
 def _raw_post(base_url: str, path: str, body: bytes = b"{}") -> tuple[int, bytes]:
@@ -68,30 +64,30 @@ def _raw_post(base_url: str, path: str, body: bytes = b"{}") -> tuple[int, bytes
         conn.close()
 
 
-def _namespaces_under(root: Path, ns: str) -> set[str]:
-    """Every file the server keeps under ``root``, but for its liveness records."""
-    return {str(p.relative_to(root)) for p in root.rglob("*") if "_nsframe" not in p.parts}
+def _namespaces_under(store: StoreView, ns: str) -> set[str]:
+    """Every file the server keeps under its root, but for its liveness records."""
+    return {key for key in store.all_keys() if not key.startswith("_nsframe/")}
 
 
 @pytest.mark.parametrize("part", BAD_PARTS)
 def test_bad_namespace_name_is_400(
-    http: requests.Session, base_url: str, ns: str, root: Path, outside: None, part: str
+    http: requests.Session, base_url: str, ns: str, store: StoreView, outside: None, part: str
 ) -> None:
-    before = _namespaces_under(root, ns)
+    before = _namespaces_under(store, ns)
     for ident in [part, f"{ns}${part}", f"{ns}${part}$child"]:
         resp = http.post(f"{base_url}/v1/namespace/{ident}/create", json={})
         body = assert_error(resp, 400, 13)
         assert "name" in body["detail"] or "identifier" in body["detail"]
-    assert _namespaces_under(root, ns) == before
+    assert _namespaces_under(store, ns) == before
     listed = http.get(f"{base_url}/v1/namespace/{ns}/list").json()["namespaces"]
     assert listed == []
 
 
 @pytest.mark.parametrize("part", BAD_PARTS)
 def test_bad_table_name_is_400(
-    http: requests.Session, base_url: str, ns: str, root: Path, outside: None, part: str
+    http: requests.Session, base_url: str, ns: str, store: StoreView, outside: None, part: str
 ) -> None:
-    before = _namespaces_under(root, ns)
+    before = _namespaces_under(store, ns)
     stream = ipc_stream({"x": [1]})
     assert_error(http.post(f"{base_url}/v1/table/{ns}${part}/create", data=stream,
                            headers=ARROW_HEADERS), 400, 13)
@@ -102,7 +98,7 @@ def test_bad_table_name_is_400(
                            headers=ARROW_HEADERS), 400, 13)
     assert_error(http.post(f"{base_url}/v1/table/{ns}${part}/drop", json={}), 400, 13)
     assert_error(http.post(f"{base_url}/v1/namespace/{ns}${part}/drop", json={}), 400, 13)
-    assert _namespaces_under(root, ns) == before
+    assert _namespaces_under(store, ns) == before
     tables = http.get(f"{base_url}/v1/namespace/{ns}/table/list").json()["tables"]
     assert tables == []
 
@@ -116,22 +112,22 @@ def test_bad_table_name_is_400(
     ("/v1/table/x$..$..$t/create", 400),
 ])
 def test_raw_dot_segments_never_reach_storage(
-    base_url: str, root: Path, outside: None, path: str, status: int
+    base_url: str, store: StoreView, outside: None, path: str, status: int
 ) -> None:
-    before = _snapshot(root)
+    before = store.children()
     assert _raw_post(base_url, path)[0] == status
-    assert _snapshot(root) == before
+    assert store.children() == before
 
 
 @pytest.mark.parametrize("ident", EMPTY_PARTS)
 def test_empty_part_is_400(
-    http: requests.Session, base_url: str, ns: str, root: Path, outside: None, ident: str
+    http: requests.Session, base_url: str, ns: str, store: StoreView, outside: None, ident: str
 ) -> None:
-    before = _namespaces_under(root, ns)
+    before = _namespaces_under(store, ns)
     ident = ident.replace("NS", ns)
     assert_error(http.post(f"{base_url}/v1/namespace/{ident}/create", json={}), 400, 13)
     assert_error(http.post(f"{base_url}/v1/table/{ident}/declare", json={}), 400, 13)
-    assert _namespaces_under(root, ns) == before
+    assert _namespaces_under(store, ns) == before
 
 
 def test_empty_part_in_body_id_is_400(
@@ -189,7 +185,7 @@ def test_deep_nesting_that_exceeds_path_limits_is_400(
     pytest.param("n" * 200, id="longest"),
 ])
 def test_unusual_but_safe_names_work(
-    http: requests.Session, base_url: str, ns: str, root: Path, outside: None, name: str
+    http: requests.Session, base_url: str, ns: str, store: StoreView, outside: None, name: str
 ) -> None:
     resp = http.post(f"{base_url}/v1/namespace/{ns}${name}/create", json={})
     assert resp.status_code == 200, resp.text
@@ -207,8 +203,7 @@ def test_unusual_but_safe_names_work(
     tables = http.get(f"{base_url}/v1/namespace/{ns}${name}/table/list").json()["tables"]
     assert tables == ["t"]
     # Everything lives below the root.
-    for path in root.rglob("*"):
-        assert os.path.realpath(path).startswith(str(root.resolve()) + os.sep)
+    assert store.escaped() == []
     drop = http.post(f"{base_url}/v1/namespace/{ns}${name}/drop", json={"behavior": "cascade"})
     assert drop.status_code == 200, drop.text
     assert http.post(f"{base_url}/v1/table/{ns}${name}/count_rows", json={}).json() == 1

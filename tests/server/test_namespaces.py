@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +9,7 @@ import requests
 
 from tests.support import ARROW_HEADERS, assert_error, ipc_stream, table_location
 from tests.support.paging import walk_pages
+from tests.support.stores import StoreView
 
 
 def _create(http: requests.Session, base_url: str, ident: str, **body: Any) -> requests.Response:
@@ -130,7 +130,7 @@ def test_create_mode_of_wrong_type_is_400(
 
 
 # ---------------------------------------------------------------------- nesting
-def test_nested_namespaces(http: requests.Session, base_url: str, ns: str, root: Path) -> None:
+def test_nested_namespaces(http: requests.Session, base_url: str, ns: str) -> None:
     assert _create(http, base_url, f"{ns}$a").status_code == 200
     assert _create(http, base_url, f"{ns}$a$b", properties={"depth": "2"}).status_code == 200
     assert _create(http, base_url, f"{ns}$a$b$c").status_code == 200
@@ -287,7 +287,7 @@ def test_describe_and_exists(http: requests.Session, base_url: str, ns: str) -> 
 
 
 # ------------------------------------------------------------------------- drop
-def test_drop_empty(http: requests.Session, base_url: str, ns: str, root: Path) -> None:
+def test_drop_empty(http: requests.Session, base_url: str, ns: str) -> None:
     assert _create(http, base_url, f"{ns}$a", properties={"k": "v"}).status_code == 200
     resp = _drop(http, base_url, f"{ns}$a")
     assert resp.status_code == 200, resp.text
@@ -331,7 +331,7 @@ def test_drop_skip_on_existing_drops(http: requests.Session, base_url: str, ns: 
 
 @pytest.mark.parametrize("behavior", [None, "Restrict", "restrict", "RESTRICT"])
 def test_drop_restrict_with_table_keeps_everything(
-    http: requests.Session, base_url: str, ns: str, root: Path, behavior: str | None
+    http: requests.Session, base_url: str, ns: str, store: StoreView, behavior: str | None
 ) -> None:
     assert _create(http, base_url, f"{ns}$a").status_code == 200
     _make_table(http, base_url, f"{ns}$a$t")
@@ -340,7 +340,7 @@ def test_drop_restrict_with_table_keeps_everything(
     assert "Cascade" in err["detail"]
     assert _exists(http, base_url, f"{ns}$a")
     assert _count(http, base_url, f"{ns}$a$t") == 3
-    assert table_location(http, base_url, f"{ns}$a$t").is_dir()
+    assert store.exists(table_location(http, base_url, f"{ns}$a$t"))
 
 
 def test_drop_restrict_with_declared_table_keeps_it(
@@ -366,7 +366,7 @@ def test_drop_restrict_with_child_namespace_keeps_everything(
 
 @pytest.mark.parametrize("behavior", ["Cascade", "cascade", "CASCADE"])
 def test_drop_cascade_drops_everything_below(
-    http: requests.Session, base_url: str, ns: str, root: Path, behavior: str
+    http: requests.Session, base_url: str, ns: str, store: StoreView, behavior: str
 ) -> None:
     assert _create(http, base_url, f"{ns}$a").status_code == 200
     assert _create(http, base_url, f"{ns}$a$b").status_code == 200
@@ -385,7 +385,7 @@ def test_drop_cascade_drops_everything_below(
     for ident in [f"{ns}$a$t1", f"{ns}$a$b$t2", f"{ns}$a$b$c$t3", f"{ns}$a$b$d"]:
         resp = http.post(f"{base_url}/v1/table/{ident}/exists", json={})
         assert resp.status_code == 404, ident
-    assert not [location for location in locations if location.exists()]
+    assert not [location for location in locations if store.exists(location)]
     all_tables = http.get(f"{base_url}/v1/table", params={"limit": 1000}).json()["tables"]
     assert not [t for t in all_tables if t.startswith(f"{ns}$a$")]
     assert f"{ns}$keep" in all_tables

@@ -3,7 +3,6 @@ every way a body can be wrong."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ from tests.support.querykit import (
     query_raw,
     vectors,
 )
+from tests.support.stores import StoreView
 
 ROWS, DIM = 2000, 16
 
@@ -427,7 +427,7 @@ def test_branch_query(http: requests.Session, base_url: str, ns: str) -> None:
 
 # ------------------------------------------------------- writes behind our back
 def test_cached_dataset_sees_writes_made_directly_with_lance(
-        http: requests.Session, base_url: str, ns: str, root: Path) -> None:
+        http: requests.Session, base_url: str, ns: str, store: StoreView) -> None:
     """Another process writing the table with pylance: the next request reads its data."""
     import lance
 
@@ -439,17 +439,17 @@ def test_cached_dataset_sees_writes_made_directly_with_lance(
     # Open the table through the server, so that it sits in the dataset cache.
     assert query(http, base_url, t, vec_body(data[25], k=1))["id"][0].as_py() != 25
     assert http.post(count, json={}).json() == 20
-    path = table_location(http, base_url, t)
-    assert (path / "_versions").is_dir()
+    location = table_location(http, base_url, t)
+    assert store.sizes(location, "_versions")
     appended = lance.write_dataset(
-        pa.table({"id": pa.array(range(20, 30)), "vec": fsl(data[20:])}), str(path),
-        mode="append")
+        pa.table({"id": pa.array(range(20, 30)), "vec": fsl(data[20:])}), location,
+        mode="append", storage_options=store.lance_options())
     assert appended.version == 2
     assert http.post(count, json={}).json() == 30
     assert query(http, base_url, t, vec_body(data[25], k=1))["id"].to_pylist() == [25]
     assert sorted(query(http, base_url, t, {"filter": "id >= 18"})["id"].to_pylist()) == \
         list(range(18, 30))
-    lance.dataset(str(path)).delete("id % 2 = 1")
+    store.dataset(location).delete("id % 2 = 1")
     assert http.post(count, json={}).json() == 15
     assert query(http, base_url, t, {"filter": "id >= 18"})["id"].to_pylist() == \
         [18, 20, 22, 24, 26, 28]

@@ -42,12 +42,12 @@ def tables(http: requests.Session, base_url: str, ns: str) -> list[str]:
 def test_rename_moves_the_name_not_the_data(http: requests.Session, base_url: str,
                                             ns: str) -> None:
     create(http, base_url, f"{ns}$a", [1, 2, 3])
-    where = table_location(http, base_url, f"{ns}$a")
+    where = Path(table_location(http, base_url, f"{ns}$a"))
     resp = post(http, base_url, f"{ns}$a", "rename", {"new_table_name": "b"})
     assert resp.status_code == 200, resp.text
     assert tables(http, base_url, ns) == ["b"]
     assert count(http, base_url, f"{ns}$b") == 3
-    assert table_location(http, base_url, f"{ns}$b") == where
+    assert Path(table_location(http, base_url, f"{ns}$b")) == where
     assert_error(post(http, base_url, f"{ns}$a", "describe"), 404, 4)
     # Into another namespace, with upstream's member name.
     assert http.post(f"{base_url}/v1/namespace/{ns}$other/create", json={}).ok
@@ -123,7 +123,7 @@ def test_deregister_keeps_the_data_and_register_files_it_again(
     catalog: Catalog, http: requests.Session, base_url: str, ns: str, root: Path
 ) -> None:
     create(http, base_url, f"{ns}$a", [1, 2, 3])
-    where = table_location(http, base_url, f"{ns}$a")
+    where = Path(table_location(http, base_url, f"{ns}$a"))
     resp = post(http, base_url, f"{ns}$a", "deregister")
     assert resp.status_code == 200, resp.text
     assert resp.json()["location"] == str(where)
@@ -143,7 +143,7 @@ def test_deregister_keeps_the_data_and_register_files_it_again(
                  409, 5)
     # Overwrite replaces a registration and keeps the replaced table's data.
     create(http, base_url, f"{ns}$other", [7])
-    other = table_location(http, base_url, f"{ns}$other")
+    other = Path(table_location(http, base_url, f"{ns}$other"))
     post(http, base_url, f"{ns}$again", "deregister")
     resp = post(http, base_url, f"{ns}$other", "register",
                 {"location": relative, "mode": "overwrite"})

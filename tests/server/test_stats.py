@@ -6,16 +6,15 @@ writes the test made, the files on disk, and the fragments as Lance reads them.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import lance
 import pyarrow as pa
 import requests
 
 from nsframe.server._storage.writes import DEFAULT_TARGET_ROWS
 from tests.support import ARROW_HEADERS, assert_error, ipc_stream, table_location
 from tests.support.querykit import create_table, insert, ok, post
+from tests.support.stores import StoreView
 
 PERCENTILES = (25, 50, 75, 99)
 
@@ -47,15 +46,15 @@ def expected_lengths(rows: list[int]) -> dict[str, int]:
 
 
 
-def data_file_bytes(path: Path) -> int:
-    """The size on disk of the data files the latest version's fragments reference."""
-    ds = lance.dataset(str(path))
-    return sum((path / "data" / f.path).stat().st_size
-               for fragment in ds.get_fragments() for f in fragment.data_files())
+def data_file_bytes(store: StoreView, location: str) -> int:
+    """The stored size of the data files the latest version's fragments reference."""
+    sizes = store.sizes(location, "data")
+    return sum(sizes[f.path.rsplit("/", 1)[-1]] for fragment in
+               store.dataset(location).get_fragments() for f in fragment.data_files())
 
 
 def test_rows_fragments_and_lengths_follow_inserts_and_deletes(
-        http: requests.Session, base_url: str, ns: str, root: Path) -> None:
+        http: requests.Session, base_url: str, ns: str, store: StoreView) -> None:
     table = f"{ns}$t"
     sizes = [5, 1, 2, 3, 7, 11, 40, 4]  # one fragment per write
     create_table(http, base_url, table, ids(0, sizes[0]))
@@ -84,7 +83,7 @@ def test_rows_fragments_and_lengths_follow_inserts_and_deletes(
     remaining = [5, 2, 3, 7, 11, 40, 4]
     assert got["fragment_stats"]["lengths"] == expected_lengths(remaining)
     # The same, as Lance reads the fragments from disk.
-    on_disk = lance.dataset(str(table_location(http, base_url, f"{ns}$t")))
+    on_disk = store.dataset(table_location(http, base_url, f"{ns}$t"))
     assert sorted(f.metadata.physical_rows for f in on_disk.get_fragments()) == sorted(remaining)
     assert sum(f.count_rows() for f in on_disk.get_fragments()) == 50
 
@@ -113,25 +112,25 @@ def test_small_means_below_the_optimize_target(http: requests.Session, base_url:
 
 
 def test_total_bytes_is_the_size_of_the_data_files(http: requests.Session, base_url: str,
-                                                   ns: str, root: Path) -> None:
+                                                   ns: str, store: StoreView) -> None:
     table = f"{ns}$bytes"
     create_table(http, base_url, table, ids(0, 100))
     first = stats(http, base_url, table)["total_bytes"]
-    path = table_location(http, base_url, f"{ns}$bytes")
-    files = list((path / "data").iterdir())
-    assert len(files) == 1 and first == files[0].stat().st_size > 0
+    location = table_location(http, base_url, f"{ns}$bytes")
+    files = store.sizes(location, "data")
+    assert len(files) == 1 and first == next(iter(files.values())) > 0
     insert(http, base_url, table, ids(100, 1000))
     got = stats(http, base_url, table)["total_bytes"]
-    every_file = sum(f.stat().st_size for f in (path / "data").iterdir())
-    assert got == every_file == data_file_bytes(path) > first
+    every_file = sum(store.sizes(location, "data").values())
+    assert got == every_file == data_file_bytes(store, location) > first
     # Deletion files are not data: the total stays until compaction rewrites the data.
     ok(post(http, base_url, table, "delete", {"predicate": "id < 50"}))
     assert stats(http, base_url, table)["total_bytes"] == got
     # After compaction only the new file is referenced; the old ones stay for old versions.
     ok(post(http, base_url, table, "optimize"))
     compacted = stats(http, base_url, table)["total_bytes"]
-    assert compacted == data_file_bytes(path) != got
-    assert len(list((path / "data").iterdir())) == 3
+    assert compacted == data_file_bytes(store, location) != got
+    assert len(store.sizes(location, "data")) == 3
 
 
 def test_num_indices(http: requests.Session, base_url: str, ns: str) -> None:

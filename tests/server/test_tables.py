@@ -5,14 +5,14 @@ from __future__ import annotations
 import base64
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 import requests
 
-from tests.support import ARROW_HEADERS, assert_error, data_folders, ipc_stream, table_location
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream, table_location
+from tests.support.stores import StoreView
 
 SCHEMA = pa.schema([
     pa.field("id", pa.int64(), nullable=False),
@@ -159,11 +159,11 @@ def test_create_overwrite_replaces_data(
 
 
 def test_create_bad_mode_or_body_is_400(
-    http: requests.Session, base_url: str, ns: str, root: Path
+    http: requests.Session, base_url: str, ns: str, store: StoreView
 ) -> None:
     err = assert_error(_create(http, base_url, f"{ns}$t", _rows(1), mode="upsert"), 400, 13)
     assert "mode" in err["detail"]
-    before = data_folders(root)
+    before = store.data_folders()
     resp = http.post(f"{base_url}/v1/table/{ns}$t/create", data=b"not arrow at all",
                      headers=ARROW_HEADERS)
     assert_error(resp, 400, 13)
@@ -171,7 +171,7 @@ def test_create_bad_mode_or_body_is_400(
                      headers=ARROW_HEADERS)
     assert_error(resp, 400, 13)
     assert not _exists(http, base_url, f"{ns}$t")
-    assert data_folders(root) == before
+    assert store.data_folders() == before
     assert _tables(http, base_url, ns) == []
     # The name is still free.
     assert _create(http, base_url, f"{ns}$t", _rows(1)).status_code == 200
@@ -197,11 +197,11 @@ def test_table_at_root_namespace(http: requests.Session, base_url: str, ns: str)
 
 
 # ------------------------------------------------------------------------ declare
-def test_declare(http: requests.Session, base_url: str, ns: str, root: Path) -> None:
-    before = data_folders(root)
+def test_declare(http: requests.Session, base_url: str, ns: str, store: StoreView) -> None:
+    before = store.data_folders()
     resp = http.post(f"{base_url}/v1/table/{ns}$d/declare", json={"properties": {"a": "b"}})
     assert resp.status_code == 200, resp.text
-    assert data_folders(root) == before
+    assert store.data_folders() == before
     assert _exists(http, base_url, f"{ns}$d")
     info = _describe(http, base_url, f"{ns}$d")
     assert info["is_only_declared"] is True
@@ -217,14 +217,14 @@ def test_declare(http: requests.Session, base_url: str, ns: str, root: Path) -> 
 
 
 def test_insert_into_declared_creates(
-    http: requests.Session, base_url: str, ns: str, root: Path
+    http: requests.Session, base_url: str, ns: str, store: StoreView
 ) -> None:
     assert http.post(f"{base_url}/v1/table/{ns}$d/declare", json={}).status_code == 200
     resp = http.post(f"{base_url}/v1/table/{ns}$d/insert", data=ipc_stream(_rows(4)),
                      headers=ARROW_HEADERS)
     assert resp.status_code == 200, resp.text
     assert resp.json()["num_inserted_rows"] == 4
-    assert table_location(http, base_url, f"{ns}$d").is_dir()
+    assert store.exists(table_location(http, base_url, f"{ns}$d"))
     info = _describe(http, base_url, f"{ns}$d")
     assert info["is_only_declared"] is False
     assert info["stats"]["num_rows"] == 4
@@ -244,15 +244,15 @@ def test_create_over_declared(http: requests.Session, base_url: str, ns: str) ->
 
 
 def test_failed_insert_into_declared_keeps_it_declared(
-    http: requests.Session, base_url: str, ns: str, root: Path
+    http: requests.Session, base_url: str, ns: str, store: StoreView
 ) -> None:
     assert http.post(f"{base_url}/v1/table/{ns}$d/declare", json={}).status_code == 200
-    before = data_folders(root)
+    before = store.data_folders()
     resp = http.post(f"{base_url}/v1/table/{ns}$d/insert", data=ipc_stream(_rows(100))[:-100],
                      headers=ARROW_HEADERS)
     assert_error(resp, 400, 13)
     assert _describe(http, base_url, f"{ns}$d")["is_only_declared"] is True
-    assert data_folders(root) == before
+    assert store.data_folders() == before
 
 
 # -------------------------------------------------------------------------- lists
@@ -390,15 +390,15 @@ def test_exists_and_missing(http: requests.Session, base_url: str, ns: str) -> N
 
 
 # --------------------------------------------------------------------------- drop
-def test_drop(http: requests.Session, base_url: str, ns: str, root: Path) -> None:
+def test_drop(http: requests.Session, base_url: str, ns: str, store: StoreView) -> None:
     assert _create(http, base_url, f"{ns}$t", _rows(3)).status_code == 200
     assert _create(http, base_url, f"{ns}$keep", _rows(2)).status_code == 200
     location = table_location(http, base_url, f"{ns}$t")
-    assert location.is_dir()
+    assert store.exists(location)
     resp = http.post(f"{base_url}/v1/table/{ns}$t/drop", json={})
     assert resp.status_code == 200, resp.text
     assert not _exists(http, base_url, f"{ns}$t")
-    assert not location.exists()
+    assert not store.exists(location)
     assert _tables(http, base_url, ns) == ["keep"]
     assert_error(http.post(f"{base_url}/v1/table/{ns}$t/drop", json={}), 404, 4)
     assert _count(http, base_url, f"{ns}$keep") == 2

@@ -9,9 +9,7 @@ body. The submodules are for a few tests each: ``paging`` (walk a paginated list
 from __future__ import annotations
 
 import io
-import os
 import urllib.parse
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -53,14 +51,10 @@ def assert_error(resp: requests.Response, status: int, code: int | None = None) 
     return body
 
 
-def table_location(http: requests.Session, base_url: str, ident: str) -> Path:
-    """Where the table's Lance dataset lives (describe's ``location``), on a local root."""
+def table_location(http: requests.Session, base_url: str, ident: str) -> str:
+    """Where the table's Lance dataset lives (describe's ``location``): a path on a local
+    root, a URI on an object store (read it with `tests.support.stores.StoreView`)."""
     resp = http.post(f"{base_url}/v1/table/{ident}/describe", json={})
     assert resp.status_code == 200, resp.text
-    return Path(resp.json()["location"])
+    return str(resp.json()["location"])
 
-
-def data_folders(root: Path) -> set[str]:
-    """The table data folders under a local root (docs/storage.md)."""
-    tables = root / "tables"
-    return set(os.listdir(tables)) if tables.is_dir() else set()

@@ -142,7 +142,8 @@ def describe_table(call: Call[DescribeTableRequest]) -> dict[str, Any]:
                 **({"location": ref.uri, "table_uri": ref.uri} if ref.uri else {})}
     ds = catalog.dataset(ref, branch=call.args.branch, version=call.args.version)
     described = describe_dataset(ds, lance_spelling=dialect.is_lancedb(call.request))
-    return {**base, **described, "location": ref.uri, "table_uri": ref.uri,
+    vended = {} if catalog.vended_options is None else {"storage_options": catalog.vended_options}
+    return {**base, **described, "location": ref.uri, "table_uri": ref.uri, **vended,
             "is_only_declared": False}
 
 

@@ -21,8 +21,9 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 from lance.dataset import LanceDataset
 
@@ -39,7 +40,9 @@ from nsframe.exceptions import (
 )
 from nsframe.server._storage.datasets import DatasetCache
 from nsframe.server._storage.entries import Entries, Entry
+from nsframe.server._storage.freshness import Freshness
 from nsframe.server._storage.leases import Leases
+from nsframe.server._storage.location import StorageRoot
 from nsframe.server._storage.objects import Objects
 
 CATALOG = "_catalog/"
@@ -83,11 +86,6 @@ class TableRef:
         """The data folder's key under the root."""
         return entry_key(self.entry) or table_key(self.entry.uid)
 
-    @property
-    def path(self) -> Path:
-        """The data folder of a table on a local root."""
-        return Path(self.uri)
-
     def label(self, delimiter: str = DEFAULT_DELIMITER) -> str:
         return join_id(self.id, delimiter)
 
@@ -128,17 +126,32 @@ def carried(body: dict[str, object]) -> dict[str, object]:
 
 
 class Catalog:
-    """Namespaces and tables under one storage root."""
+    """Namespaces and tables under one storage root.
 
-    def __init__(self, root: str | os.PathLike[str], *,
-                 storage_options: dict[str, str] | None = None) -> None:
+    ``storage_options`` reach the store (see `location`); ``check_store`` refuses a store
+    that does not keep concurrent creates apart (`Objects.check_conditional_create`);
+    ``read_consistency_interval`` is how stale a read may be (`freshness`);
+    ``vend_storage_options`` hands the options to readers in ``describe``.
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | StorageRoot, *,
+                 storage_options: Mapping[str, Any] | None = None,
+                 check_store: bool = True, read_consistency_interval: float = 0.0,
+                 vend_storage_options: bool = False) -> None:
         self.objects = Objects(root, storage_options)
+        self.location = self.objects.location
         self.root = self.objects.root
-        self.entries = Entries(self.objects)
+        if check_store:
+            self.objects.check_conditional_create()
+        self.freshness = Freshness(read_consistency_interval)
+        self.entries = Entries(self.objects, self.freshness)
         self.leases = Leases(self.objects)
         self.leases.register()
-        self.datasets = DatasetCache(storage_options)
+        self.datasets = DatasetCache(self.location.lance_options(), freshness=self.freshness)
         self.session = self.datasets.session
+        # What describe hands to readers of a table's location, when the operator opted in.
+        self.vended_options: dict[str, str] | None = (
+            dict(self.location.options) if vend_storage_options else None)
 
     def close(self) -> None:
         self.leases.close()

@@ -6,27 +6,35 @@ caches. A request never uses that kept object: it gets its own by `checkout_vers
 (about a microsecond, no I/O), so a request that mutates its dataset (a tag, a delete)
 cannot disturb another reading the same table. Keys are a table incarnation's location,
 which no other incarnation ever has.
+
+Within the read consistency interval (`freshness`), a read reuses the kept state
+without asking the store for the latest version (a LIST of ``_versions/``).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 
 import lance
 from lance.dataset import LanceDataset
 
 from nsframe.exceptions import BranchNotFoundError, TableNotFoundError, VersionNotFoundError
+from nsframe.server._storage.freshness import Freshness
 
 CACHE_SIZE = 128
 
 
 class DatasetCache:
     def __init__(self, storage_options: dict[str, str] | None = None,
-                 size: int = CACHE_SIZE) -> None:
+                 size: int = CACHE_SIZE, freshness: Freshness | None = None) -> None:
         self.session = lance.Session()  # type: ignore[attr-defined]
         self.storage_options = storage_options or None
+        self.freshness = freshness or Freshness()
         self._kept: OrderedDict[tuple[str, str | None], LanceDataset] = OrderedDict()
+        # When each kept state was last known to be the latest (time.monotonic).
+        self._checked: dict[tuple[str, str | None], float] = {}
         self._size = size
         self._lock = threading.Lock()
 
@@ -36,9 +44,11 @@ class DatasetCache:
         at ``version`` of it)."""
         with self._lock:
             kept = self._kept.get((uri, branch))
+            checked = self._checked.get((uri, branch), 0.0)
         if kept is None:
             kept = self._open(uri, label, branch)
-        else:
+            self.remember(uri, branch, kept)
+        elif not self.freshness.reusable(checked):
             try:
                 latest = kept.latest_version
                 if latest != kept.version:
@@ -47,7 +57,8 @@ class DatasetCache:
                 self.forget(uri)
                 # Its folder is gone: the table was dropped since the catalog named it.
                 raise TableNotFoundError(f"Table {label!r} does not exist.") from exc
-        self.remember(uri, branch, kept)
+            self.remember(uri, branch, kept)
+        # else: resolved recently enough for this read, without listing the versions
         wanted = kept.version if version is None else version
         try:
             return kept.checkout_version(wanted)
@@ -79,11 +90,14 @@ class DatasetCache:
             if current is not None and current.version > ds.version:
                 return
             self._kept[key] = ds
+            self._checked[key] = time.monotonic()
             self._kept.move_to_end(key)
             while len(self._kept) > self._size:
-                self._kept.popitem(last=False)
+                old, _ = self._kept.popitem(last=False)
+                self._checked.pop(old, None)
 
     def forget(self, uri: str) -> None:
         with self._lock:
             for key in [k for k in self._kept if k[0] == uri]:
                 del self._kept[key]
+                self._checked.pop(key, None)

@@ -17,16 +17,22 @@ incarnation, a table's data folder) are in the body.
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from nsframe.server._storage.freshness import Freshness, Recent
 from nsframe.server._storage.objects import Objects
 
 GEN_WIDTH = 20
 # Generations kept behind the newest: enough for a reader that listed just before a
 # write to still read the file it saw.
 KEEP_BEHIND = 2
+# Generation files read, kept by key: a generation is written once and never changes,
+# so a strong read needs only the LIST that names the newest one.
+READ_CACHE_SIZE = 8192
 
 
 @dataclass(frozen=True)
@@ -56,17 +62,38 @@ def parse_gen(name: str) -> int | None:
 class Entries:
     """Read and advance generation logs in an object store."""
 
-    def __init__(self, objects: Objects) -> None:
+    def __init__(self, objects: Objects, freshness: Freshness | None = None) -> None:
         self.objects = objects
+        self.freshness = freshness or Freshness()
+        self._read_cache: OrderedDict[str, Entry] = OrderedDict()
+        self._read_lock = threading.Lock()
+        # What reads within the read consistency interval may reuse (unused when strong).
+        self._latest: Recent[str, Entry | None] = Recent()
+        self._below: Recent[str, dict[str, Entry]] = Recent(256)
 
     def latest(self, folder: str) -> Entry | None:
         """The newest generation in ``folder`` (which ends with a slash)."""
+        hit, entry = self._latest.get(folder, self.freshness)
+        if hit:
+            return entry
         gens = [g for o in self.objects.walk(folder)
                 if (g := parse_gen(o.key[len(folder):])) is not None]
-        return self._read(folder, max(gens)) if gens else None
+        entry = self._read(folder, max(gens)) if gens else None
+        if not self.freshness.strong:
+            self._latest.put(folder, entry)
+        return entry
 
     def latest_below(self, folder: str) -> dict[str, Entry]:
         """The newest generation of every entry folder directly below ``folder``."""
+        hit, below = self._below.get(folder, self.freshness)
+        if hit and below is not None:
+            return dict(below)
+        below = self._scan_below(folder)
+        if not self.freshness.strong:
+            self._below.put(folder, below)
+        return dict(below)
+
+    def _scan_below(self, folder: str) -> dict[str, Entry]:
         newest: dict[str, int] = {}
         for obj in self.objects.walk(folder):
             name, _, rest = obj.key[len(folder):].partition("/")
@@ -77,11 +104,24 @@ class Entries:
         return {name: entry for name, entry in found.items() if entry is not None}
 
     def _read(self, folder: str, gen: int) -> Entry | None:
-        raw = self.objects.get(gen_key(folder, gen))
+        key = gen_key(folder, gen)
+        with self._read_lock:
+            cached = self._read_cache.get(key)
+        if cached is not None:
+            return cached
+        raw = self.objects.get(key)
         if raw is None:  # only older generations are pruned: the newest stays
             return None
         body: dict[str, Any] = json.loads(raw)
-        return Entry(folder, gen, str(body.get("state")), str(body.get("uid")), body)
+        entry = Entry(folder, gen, str(body.get("state")), str(body.get("uid")), body)
+        self._keep(entry)
+        return entry
+
+    def _keep(self, entry: Entry) -> None:
+        with self._read_lock:
+            self._read_cache[entry.key] = entry
+            while len(self._read_cache) > READ_CACHE_SIZE:
+                self._read_cache.popitem(last=False)
 
     @staticmethod
     def body(entry: Entry) -> dict[str, Any]:
@@ -94,15 +134,25 @@ class Entries:
         writer wrote it first."""
         entry = Entry(folder, (after.gen if after else 0) + 1, state, uid,
                       {**body, "state": state, "uid": uid, "at": time.time()})
+        # Whatever this replica remembers near ``folder`` is about to be out of date.
+        self._latest.discard(folder)
+        self._below.clear()
         if not self.objects.put_if_absent(entry.key, json.dumps(entry.body).encode()):
             return None
-        newest = self.latest(folder)
-        if newest is not None and newest.gen > entry.gen:
+        newest = self._newest_gen(folder)
+        if newest > entry.gen:
             # Our generation had been written and pruned before: we read a stale state.
             self.objects.delete([entry.key])
             return None
+        self._keep(entry)
+        if not self.freshness.strong:
+            self._latest.put(folder, entry)
         self._prune(folder, entry)
         return entry
+
+    def _newest_gen(self, folder: str) -> int:
+        return max((g for o in self.objects.walk(folder)
+                    if (g := parse_gen(o.key[len(folder):])) is not None), default=0)
 
     def _prune(self, folder: str, newest: Entry) -> None:
         old = [o.key for o in self.objects.walk(folder)

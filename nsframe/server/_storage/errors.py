@@ -23,12 +23,15 @@ from nsframe.exceptions import (
     TagAlreadyExistsError,
     TagNotFoundError,
 )
+from nsframe.server._storage import redact
 
 log = logging.getLogger("nsframe.server")
 
 # ", /home/runner/work/lance/lance/rust/...rs:12:34" and any other absolute path.
 _RUST_LOCATION = re.compile(r",?\s*(location:\s*)?/\S+?\.rs:\d+:\d+")
 _ABS_PATH = re.compile(r"(?:file://)?(?<![\w.])/(?:[^\s,:'\"]+/)+[^\s,:'\"]*")
+# s3://bucket/..., s3+ddb://...?ddbTableName=x, http://endpoint/...: where data lives.
+_URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]+", re.I)
 _PY_TRACEBACK = re.compile(r"Detail: Python exception: Traceback.*", re.S)
 _TRANSIENT = re.compile(r"timed? ?out|connection (reset|refused|closed)|slow ?down|"
                         r"temporarily unavailable|too many requests|service unavailable|\b503\b")
@@ -47,9 +50,12 @@ def unexpected(exc: BaseException, where: str = "") -> ServerError:
 
 
 def scrub(message: str) -> str:
-    """Remove file paths and source locations from a message meant for a client."""
+    """Remove secrets, file paths, storage URLs and source locations from a message meant
+    for a client."""
+    message = redact.redact(message)
     message = _PY_TRACEBACK.sub("", message)
     message = _RUST_LOCATION.sub("", message)
+    message = _URL.sub("<location>", message)
     message = _ABS_PATH.sub("<path>", message)
     return message.strip().rstrip(",").strip()
 

@@ -91,9 +91,12 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
         cutoff = min([w.started for w in live if w.location == folder] + [started])
         garbage.keys.extend(_unreferenced(catalog, folder, crashed.get(folder), cutoff,
                                           started - grace_seconds))
-    for obj in objects.walk(""):
-        if "#" in obj.key.rsplit("/", 1)[-1] and obj.modified.timestamp() < settled:
-            garbage.keys.append(obj.key)  # a write's staging file, left by a crash
+    if objects.is_local:
+        # A local write stages each file as "<name>#<n>" before its rename; an object
+        # store writes whole objects, so only a local root can hold these.
+        for obj in objects.walk(""):
+            if "#" in obj.key.rsplit("/", 1)[-1] and obj.modified.timestamp() < settled:
+                garbage.keys.append(obj.key)  # a write's staging file, left by a crash
     garbage.bytes = _size(catalog, garbage)
     if not dry_run:
         _remove(catalog, garbage)

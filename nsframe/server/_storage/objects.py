@@ -4,25 +4,32 @@ Local directories and object stores (S3, GCS, Azure) are reached through one API
 catalog's rules are the same everywhere and never rely on rename, atomic directory
 listings or file locks. The one primitive that makes writes safe between processes is
 `put_if_absent`: of several writers of one key, exactly one succeeds (a hard link on a
-local disk, a conditional PUT on an object store).
+local disk, a conditional PUT on an object store, a DynamoDB conditional write on an
+``s3+ddb://`` root).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
-import urllib.parse
-from collections.abc import Iterator, Mapping
+import uuid
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import obstore
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 from obstore.store import LocalStore, ObjectStore, from_url
 
-LOCAL_SCHEMES = ("", "file")
+from nsframe.server._storage.ddb import DynamoClaims
+from nsframe.server._storage.location import StorageRoot
+
+PROBE = "_nsframe/probe/"
+log = logging.getLogger("nsframe.server")
 
 
 @dataclass(frozen=True)
@@ -32,39 +39,39 @@ class StoredObject:
     modified: datetime
 
 
-def split_root(root: str | os.PathLike[str]) -> tuple[str, str]:
-    """``(scheme, where)`` of a root: an absolute local path for local roots, else the URI."""
-    text = os.fspath(root)
-    parsed = urllib.parse.urlparse(text)
-    if parsed.scheme in LOCAL_SCHEMES or (len(parsed.scheme) == 1 and os.name == "nt"):
-        local = urllib.parse.unquote(parsed.path) if parsed.scheme == "file" else text
-        return "", str(Path(local).expanduser().resolve())
-    return parsed.scheme, text.rstrip("/")
+class StoreCheckError(RuntimeError):
+    """The store cannot keep concurrent writers apart: the server must not start on it."""
 
 
 class Objects:
     """Keys under one root, as bytes."""
 
-    def __init__(self, root: str | os.PathLike[str],
-                 options: Mapping[str, str] | None = None) -> None:
-        self.scheme, self.root = split_root(root)
-        self.options = dict(options or {})
+    def __init__(self, root: str | os.PathLike[str] | StorageRoot,
+                 options: Mapping[str, Any] | None = None) -> None:
+        self.location = root if isinstance(root, StorageRoot) else StorageRoot.parse(root, options)
+        self.scheme = self.location.scheme
+        self.root = self.location.uri
+        self.options = dict(self.location.options)
         self.store: ObjectStore
+        self.claims: DynamoClaims | None = None
         if self.is_local:
             Path(self.root).mkdir(parents=True, exist_ok=True)
             self.store = LocalStore(self.root)
         else:
-            self.store = from_url(self.root, config=self.options)  # type: ignore[call-overload]
+            config, client = self.location.obstore_options()
+            self.store = from_url(self.location.store_url(), config=config,  # type: ignore[call-overload]
+                                  client_options=client or None)
+            if self.location.ddb_table:
+                self.claims = DynamoClaims(self.location.ddb_table,
+                                           self.location.store_url(), self.options)
 
     @property
     def is_local(self) -> bool:
-        return self.scheme == ""
+        return self.location.is_local
 
     def uri(self, key: str) -> str:
         """Where ``key`` lives, as Lance opens it."""
-        if self.is_local:
-            return str(Path(self.root, key))
-        return f"{self.root}/{key}"
+        return self.location.key_uri(key)
 
     def get(self, key: str) -> bytes | None:
         try:
@@ -77,11 +84,29 @@ class Objects:
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
         """Write ``key`` unless it exists; True when this call wrote it."""
+        if self.claims is not None:
+            return self._claim(self.claims, key, data)
+        return self._create(key, data)
+
+    def _create(self, key: str, data: bytes) -> bool:
+        """The store's own create-if-absent (``If-None-Match: *`` on S3)."""
         try:
             obstore.put(self.store, key, data, mode="create")
         except (AlreadyExistsError, PreconditionError):
             return False
         return True
+
+    def _claim(self, claims: DynamoClaims, key: str, data: bytes) -> bool:
+        if claims.claim(key, data):
+            self.put(key, data)
+            return True
+        if self.get(key) is None:
+            # The winner has not written its object yet, or crashed before it did: write
+            # it for the winner, so whoever lost re-reads a state that includes it.
+            body = claims.body(key)
+            if body is not None:
+                self.put(key, body)
+        return False
 
     def walk(self, prefix: str) -> Iterator[StoredObject]:
         """Every object below ``prefix`` (a folder: give it a trailing slash)."""
@@ -95,9 +120,15 @@ class Objects:
         return [p.rstrip("/").rsplit("/", 1)[-1] for p in found["common_prefixes"]]
 
     def delete(self, keys: list[str]) -> None:
-        for key in keys:
-            with contextlib.suppress(FileNotFoundError):
-                obstore.delete(self.store, key)
+        if not keys:
+            return
+        if self.is_local:
+            for key in keys:
+                Path(self.root, key).unlink(missing_ok=True)
+            return
+        # One bulk request per 1000 keys on S3; a missing key is not an error.
+        with contextlib.suppress(FileNotFoundError):
+            obstore.delete(self.store, keys)
 
     def delete_folder(self, prefix: str) -> int:
         """Delete every object below ``prefix``; returns how many there were."""
@@ -107,3 +138,49 @@ class Objects:
         else:
             self.delete(keys)
         return len(keys)
+
+    def check_conditional_create(self) -> None:
+        """Raise `StoreCheckError` unless a second create of one key fails.
+
+        The catalog's generations and Lance's manifests are both committed by
+        create-if-absent: a store (or a proxy in front of it) that ignores
+        ``If-None-Match`` would let two writers both "win" and lose a commit silently.
+        An ``s3+ddb://`` root commits both through DynamoDB, so there the DynamoDB path is
+        what must hold; the store's own is only warned about (Lance still creates tags
+        and branches with it).
+        """
+        if self.claims is None:
+            if self._second_create_fails(self._create):
+                return
+            raise StoreCheckError(
+                f"The store at {self.root} accepted a second create of the same object: it "
+                "ignores conditional writes (If-None-Match), or a proxy in front of it drops "
+                "the header. Two writers could then both commit the same version and one "
+                "commit would be lost without an error. Use a store that honours "
+                "If-None-Match (AWS S3, MinIO, Cloudflare R2, Google Cloud Storage, Azure "
+                "Blob Storage), remove the proxy, or use an "
+                "s3+ddb://bucket/path?ddbTableName=TABLE root, whose commits go through a "
+                "DynamoDB table. --skip-conditional-put-check starts anyway, unsafely."
+            )
+        if not self._second_create_fails(self.put_if_absent):
+            raise StoreCheckError(
+                f"The DynamoDB table {self.location.ddb_table!r} of {self.root} accepted a "
+                "second conditional write of one item: check that it is a DynamoDB table "
+                "(hash key base_uri, range key version) and that dynamodb_endpoint points at "
+                "DynamoDB."
+            )
+        if not self._second_create_fails(self._create):
+            log.warning(
+                "The store at %s ignores If-None-Match. Commits and the catalog are safe "
+                "(they go through DynamoDB), but two concurrent creates of the same tag or "
+                "branch name may both succeed, the later one replacing the earlier.",
+                self.root)
+
+    def _second_create_fails(self, create: Callable[[str, bytes], bool]) -> bool:
+        key = f"{PROBE}{uuid.uuid4().hex}"
+        try:
+            if not create(key, b"first"):
+                raise StoreCheckError(f"Could not create a probe object under {self.root}.")
+            return not create(key, b"second")
+        finally:
+            self.delete([key])
