@@ -161,6 +161,8 @@ def test_register_refusals(http: requests.Session, base_url: str, ns: str, root:
         ("../elsewhere.lance", 400, 13),
         ("_catalog", 400, 13),
         ("tables/no-such.lance", 400, 13),    # not a dataset
+        ("tables/ \U000f765f", 400, 13),       # a segment no store can hold (found by fuzzing)
+        ("tables/a\x01b.lance", 400, 13),
     ]:
         resp = post(http, base_url, f"{ns}$r", "register", {"location": location})
         assert_error(resp, status, code)

@@ -36,6 +36,7 @@ from nsframe.exceptions import (
     TableAlreadyExistsError,
     TableNotFoundError,
 )
+from nsframe.server._http.ids import check_name
 from nsframe.server._storage.catalog import (
     CATALOG,
     LIVE_TABLE,
@@ -134,7 +135,22 @@ def location_key(catalog: Catalog, location: str) -> str:
         )
     if key.startswith(RESERVED) or key.split("/", 1)[0] + "/" in RESERVED:
         raise InvalidInputError("The location is the server's own storage, not a dataset.")
-    if not catalog.holds_dataset(key):
+    for part in key.split("/"):
+        # Object stores refuse some names as path segments (control characters, names
+        # with leading or trailing blanks): no dataset can be stored there.
+        check_name(part, "location segment")
+        if part != part.strip():
+            raise InvalidInputError(
+                "A segment of the location starts or ends with a blank: no dataset can be "
+                "stored there; give the dataset's path as it is."
+            )
+    try:
+        found = catalog.holds_dataset(key)
+    except ValueError as exc:  # a segment the store cannot hold
+        raise InvalidInputError(
+            "The location is not a path the storage can hold: give the dataset's path."
+        ) from exc
+    if not found:
         raise InvalidInputError(
             "There is no Lance dataset at that location: register the folder that holds "
             "its _versions directory."
