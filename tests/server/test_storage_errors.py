@@ -26,6 +26,9 @@ def test_a_passing_store_failure_is_503_with_retry_after(message: str) -> None:
     OSError(f"LanceError(IO): Not found: {PATH}/_versions, rust/lance-table/src/io/commit.rs:1:2"),
     ValueError(f"LanceError(IO): Not found: {PATH}/data/0a1b.lance"),
     OSError(f"No such file or directory (os error 2): {PATH}/_versions/3.manifest"),
+    # A version number is no HTTP status: an append that lost to a restore is a conflict.
+    OSError("Incompatible transaction: This Append transaction is incompatible with "
+            "concurrent transaction Restore at version 503."),
 ])
 def test_a_file_gone_under_a_table_is_a_conflict_not_a_400(exc: Exception) -> None:
     error = translate(exc)

@@ -34,7 +34,8 @@ _ABS_PATH = re.compile(r"(?:file://)?(?<![\w.])/(?:[^\s,:'\"]+/)+[^\s,:'\"]*")
 _URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]+", re.I)
 _PY_TRACEBACK = re.compile(r"Detail: Python exception: Traceback.*", re.S)
 _TRANSIENT = re.compile(r"timed? ?out|connection (reset|refused|closed)|slow ?down|"
-                        r"temporarily unavailable|too many requests|service unavailable|\b503\b")
+                        r"temporarily unavailable|too many requests|service unavailable|"
+                        r"status:? 503")
 # A storage file missing under a table (its path names the dataset's own folders).
 _GONE = re.compile(r"(not found|no such file).*(\.lance|_versions|/data/|\.manifest)", re.S)
 
@@ -86,7 +87,12 @@ def translate(exc: BaseException) -> APIError:
                 "The table was created by another request at the same time: open it, or "
                 "create with mode exist_ok or overwrite."
             )
+    if "incompatible transaction" in lowered or "incompatible with concurrent" in lowered:
+        return ConcurrentModificationError(
+            f"Another write to this table committed first ({detail}): retry the request."
+        )
     if isinstance(exc, OSError) and _TRANSIENT.search(lowered):
+        log.warning("storage did not answer in time: %s", detail)
         # The store is overloaded or out of reach for a moment: nothing was committed.
         return ServiceUnavailableError(
             "The storage did not answer in time; nothing was changed: retry shortly.",
