@@ -10,10 +10,10 @@ from typing import ClassVar
 
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import Count, Positive
-from nsframe.server._http.ids import check_name
 from nsframe.server._http.pagination import PageRequest
 from nsframe.server._http.validation import Envelope
 from nsframe.server._search.vector import DistanceType
+from nsframe.server._storage.names import check_name
 
 VECTOR_TYPES = (
     "IVF_PQ", "IVF_HNSW_SQ", "IVF_FLAT", "IVF_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT", "IVF_RQ",

@@ -8,7 +8,6 @@ from typing import Any
 from nsframe._protocol.ids import join_id
 from nsframe.exceptions import UnsupportedError
 from nsframe.server._http.handler import Call
-from nsframe.server._http.ids import check_name
 from nsframe.server._http.validation import Envelope
 from nsframe.server._models.registry import (
     RegisterTableRequest,
@@ -16,6 +15,7 @@ from nsframe.server._models.registry import (
     TableVersionRecordRequest,
 )
 from nsframe.server._storage import registry
+from nsframe.server._storage.names import check_name
 
 
 def rename_table(call: Call[RenameTableRequest]) -> dict[str, Any]:

@@ -36,7 +36,6 @@ from nsframe.exceptions import (
     TableAlreadyExistsError,
     TableNotFoundError,
 )
-from nsframe.server._http.ids import check_name
 from nsframe.server._storage.catalog import (
     CATALOG,
     LIVE_TABLE,
@@ -47,6 +46,7 @@ from nsframe.server._storage.catalog import (
     entry_key,
 )
 from nsframe.server._storage.entries import Entry
+from nsframe.server._storage.names import check_name
 
 KEPT = "_nsframe/kept/"
 # Where registered data may not live: the catalog's and the servers' own records.
