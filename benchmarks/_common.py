@@ -131,18 +131,20 @@ class ServerProcess:
 @contextmanager
 def serve_in_subprocess(root: str | os.PathLike[str] | None = None,
                         startup_timeout: float = 60.0,
-                        code: str | os.PathLike[str] | None = None) -> Iterator[ServerProcess]:
+                        code: str | os.PathLike[str] | None = None,
+                        args: Sequence[str] = ()) -> Iterator[ServerProcess]:
     """Start ``python -m nsframe._cli serve`` on a free loopback port; stop it afterwards.
 
     A separate process, so that its memory can be measured apart from the client's.
     ``code``: a directory holding another copy of the ``nsframe`` package to serve (an A/B
-    baseline, e.g. a copy taken before a change); default this checkout.
+    baseline, e.g. a copy taken before a change); default this checkout. ``args``: more
+    options for ``nsframe serve`` (``["--workers", "2"]``).
     """
     with tempfile.TemporaryDirectory(prefix="nsframe-bench-") as scratch:
         data_root = Path(root) if root is not None else Path(scratch)
         port = free_port()
         command = [sys.executable, "-m", "nsframe._cli", "serve", str(data_root),
-                   "--port", str(port), "--log-level", "warning"]
+                   "--port", str(port), "--log-level", "warning", *args]
         # `python -m` puts the working directory first on sys.path: it picks the code.
         cwd = Path(code) if code is not None else Path(__file__).resolve().parent.parent
         process = subprocess.Popen(command, cwd=cwd)
@@ -220,10 +222,19 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float) -
     raise RuntimeError(f"The server did not answer within {timeout}s.")
 
 
-def cpu_seconds(pid: int | None = None) -> float:
-    """User + system CPU time of a process (all its threads) so far."""
-    times = psutil.Process(pid).cpu_times()
-    return float(times.user + times.system)
+def cpu_seconds(pid: int | None = None, *, children: bool = False) -> float:
+    """User + system CPU time of a process (all its threads) so far; with ``children``,
+    plus that of its live child processes (a server's workers)."""
+    process = psutil.Process(pid)
+    processes = [process, *(process.children(recursive=True) if children else [])]
+    total = 0.0
+    for each in processes:
+        try:
+            times = each.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
 
 
 class RssSampler:
