@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 import requests
 
+from nsframe._client.fastpath import FastPath
 from nsframe._client.wire import decode_json
 from nsframe._protocol import routes
 from nsframe._protocol.ids import DEFAULT_DELIMITER
@@ -89,6 +90,9 @@ class Transport:
         for key, value in self.context.items():
             self._session.headers[routes.CONTEXT_HEADER_PREFIX + key] = str(value)
         _settle_environment(self._session, self.base_url)
+        # What sends each request: urllib3's pool directly where the session allows it.
+        self._sender: FastPath | requests.Session = \
+            FastPath.for_session(self._session, self.base_url) or self._session
 
     def __repr__(self) -> str:
         secrets = [name for name, present in (("api_key", self._has_api_key),
@@ -145,9 +149,9 @@ class Transport:
         for attempt in range(attempts):
             last = attempt == attempts - 1
             try:
-                resp = self._session.request(method, url, params=query, data=body,
-                                             headers=headers, timeout=self.timeout,
-                                             stream=stream)
+                resp = self._sender.request(method, url, params=query, data=body,
+                                            headers=headers, timeout=self.timeout,
+                                            stream=stream)
             except requests.RequestException as exc:
                 # A connection that failed (or broke) is retried; a slow answer is not,
                 # since the server may still be working on it.
