@@ -94,6 +94,7 @@ class Options:
     read_runs: int
     client_ab: bool
     sections: set[str]
+    ab: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -486,9 +487,11 @@ PATHS = ("direct", "nsframe", "embedded", "reference")
 
 def render(rows: list[Row]) -> None:
     table: list[list[object]] = []
+    # The four paths, then any A/B variant a run added (--ab).
+    paths = [*PATHS, *sorted({p for r in rows for p in r.figures} - set(PATHS))]
     for row in rows:
         cells: list[object] = [row.work]
-        for path in PATHS:
+        for path in paths:
             value = row.figures.get(path)
             ratio = row.ratio(path)
             if value is None or (row.work.endswith("(embedded)") and path != "embedded"):
@@ -503,7 +506,7 @@ def render(rows: list[Row]) -> None:
         cells.append(f"{sign} {row.target}x" if row.target is not None else "-")
         cells.append(row.met())
         table.append(cells)
-    print_table(["work", *PATHS, "target", "met"], table)
+    print_table(["work", *paths, "target", "met"], table)
 
 
 def parse(argv: Sequence[str] | None) -> Options:
@@ -525,6 +528,9 @@ def parse(argv: Sequence[str] | None) -> Options:
                         help="sections to run (comma-separated)")
     parser.add_argument("--no-embedded", action="store_true",
                         help="leave out the embedded default")
+    parser.add_argument("--ab", default="",
+                        help="A/B variants of nsframe's client to add as paths: 'requests' "
+                        "(every call through requests.Session, not the fast path)")
     args = parser.parse_args(argv)
     quick = bool(args.quick)
     qps_workers = ([int(x) for x in args.qps_workers.split(",")] if args.qps_workers
@@ -539,6 +545,7 @@ def parse(argv: Sequence[str] | None) -> Options:
         read_runs=10 if quick else 30,
         client_ab=not args.no_embedded,
         sections=set(args.only.split(",")),
+        ab={a for a in args.ab.split(",") if a},
     )
 
 
@@ -558,6 +565,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         embedded = (stack.enter_context(nsframe.connect(server.root)) if opts.client_ab
                     else None)
         bench = Bench(opts, server, reference, conn, embedded, ds)
+        if "requests" in opts.ab:
+            slow = stack.enter_context(nsframe.connect(server.url))
+            slow.client._sender = slow.client._session  # the client before the fast path
+            bench.clients["nsframe (requests)"] = slow
         print(f"loaded {opts.rows:,} rows in {time.perf_counter() - started:.0f} s",
               file=sys.stderr)
         sections: dict[str, Callable[[], None]] = {
