@@ -17,7 +17,7 @@ authentication hooks, cookies, response hooks or an adapter of the user's.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode, urlsplit
 
 import requests
@@ -40,6 +40,15 @@ POOL_SIZE = 64
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 Body = bytes | Iterator[bytes] | None
+
+
+class Sender(Protocol):
+    """What sends a `Transport`'s requests: a `requests.Session`, a `FastPath` over
+    one, or the embedded server's in-process transport."""
+
+    def request(self, method: str, url: str, *, params: Mapping[str, str] | None = ...,
+                data: Body = ..., headers: Mapping[str, str] | None = ...,
+                timeout: float | None = ..., stream: bool = ...) -> requests.Response: ...
 
 
 class FastPath:

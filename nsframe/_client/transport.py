@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import requests
 
-from nsframe._client.fastpath import FastPath
+from nsframe._client.fastpath import FastPath, Sender
 from nsframe._client.wire import decode_json
 from nsframe._protocol import routes
 from nsframe._protocol.ids import DEFAULT_DELIMITER
@@ -91,8 +91,8 @@ class Transport:
             self._session.headers[routes.CONTEXT_HEADER_PREFIX + key] = str(value)
         _settle_environment(self._session, self.base_url)
         # What sends each request: urllib3's pool directly where the session allows it.
-        self._sender: FastPath | requests.Session = \
-            FastPath.for_session(self._session, self.base_url) or self._session
+        self._sender: Sender = FastPath.for_session(self._session, self.base_url) \
+            or self._session
 
     def __repr__(self) -> str:
         secrets = [name for name, present in (("api_key", self._has_api_key),

@@ -26,6 +26,8 @@ from nsframe.server._http.validation import Envelope, decode
 from nsframe.server._storage.catalog import Catalog
 
 A = TypeVar("A", bound=Envelope)
+# Set in the scope by the embedded client's in-process transport (nsframe._client.inprocess).
+IN_PROCESS = "nsframe.in_process"
 Handler = Callable[["Call[Any]"], Any]
 
 
@@ -119,7 +121,10 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
             context=request_context(request, args.context),
         )
         request.scope["nsframe.context"] = call.context
-        result = await anyio.to_thread.run_sync(handler, call) if in_thread else handler(call)
+        # A JSON request from the embedded client (nsframe._client.inprocess) runs on the
+        # client's own thread and event loop, which nothing else waits on: no hop.
+        inline = not in_thread or (json_body and request.scope.get(IN_PROCESS, False))
+        result = handler(call) if inline else await anyio.to_thread.run_sync(handler, call)
         if isinstance(result, Response):
             return result
         return JSONResponse(result)
