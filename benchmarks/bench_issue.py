@@ -73,6 +73,7 @@ from _common import (
 from bench_query import TABLE, TABLE_ID, WORDS, load
 
 import nsframe
+from nsframe._client.fastpath import FastPath
 
 HALF = "id % 2 = 0"
 ARROW_STREAM = {"Content-Type": "application/vnd.apache.arrow.stream"}
@@ -530,7 +531,8 @@ def parse(argv: Sequence[str] | None) -> Options:
                         help="leave out the embedded default")
     parser.add_argument("--ab", default="",
                         help="A/B variants of nsframe's client to add as paths: 'requests' "
-                        "(every call through requests.Session, not the fast path)")
+                        "(every call through requests.Session, not the fast path), "
+                        "'embedded-http' (the embedded server over loopback HTTP)")
     args = parser.parse_args(argv)
     quick = bool(args.quick)
     qps_workers = ([int(x) for x in args.qps_workers.split(",")] if args.qps_workers
@@ -569,6 +571,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             slow = stack.enter_context(nsframe.connect(server.url))
             slow.client._sender = slow.client._session  # the client before the fast path
             bench.clients["nsframe (requests)"] = slow
+        if "embedded-http" in opts.ab and embedded is not None:
+            # The embedded server over loopback HTTP, as before the in-process transport.
+            over_http = stack.enter_context(nsframe.connect(server.root))
+            client = over_http.client
+            client._sender = FastPath.for_session(client._session, client.base_url) \
+                or client._session
+            bench.clients["embedded (http)"] = over_http
         print(f"loaded {opts.rows:,} rows in {time.perf_counter() - started:.0f} s",
               file=sys.stderr)
         sections: dict[str, Callable[[], None]] = {
