@@ -33,6 +33,7 @@ from urllib.parse import unquote, urlencode, urlsplit
 import requests
 from requests.hooks import dispatch_hook
 from requests.structures import CaseInsensitiveDict
+from urllib3.exceptions import ProtocolError
 
 # The scope key that tells the server's endpoint the request came in process.
 IN_PROCESS = "nsframe.in_process"
@@ -166,6 +167,7 @@ class _Exchange:
         self._task: asyncio.Task[None] | None = None
         self.client_error: BaseException | None = None
         self.closed = False
+        self._broken = False
 
     # ---------------------------------------------------------------- the app's side
     async def _receive(self) -> Message:
@@ -216,6 +218,8 @@ class _Exchange:
                 return
             # As an ASGI server does: log it; a request with no answer yet gets a 500.
             log.error("Exception in the embedded server's ASGI app", exc_info=exc)
+            if self.status and not self._complete:
+                self._broken = True  # as a connection closed mid-body reads
             if not self.status:
                 self.status = 500
                 self.headers = [(b"content-type", b"text/plain; charset=utf-8")]
@@ -243,6 +247,8 @@ class _Exchange:
         if amt is None or amt < 0:
             while not self._complete:
                 self._pump()
+            if self._broken:
+                raise ProtocolError("The embedded server's answer ended before its end.")
             out = b"".join(self._pieces)
             self._pieces.clear()
             self._buffered = 0
@@ -252,6 +258,7 @@ class _Exchange:
         need = amt
         while need > 0:
             if not self._pieces:
+                self._check_whole()
                 if self._complete:
                     break
                 self._pump()
@@ -270,6 +277,33 @@ class _Exchange:
         if self._complete and not self._pieces:
             self._finish()
         return taken[0].tobytes() if len(taken) == 1 else b"".join(taken)
+
+    def _check_whole(self) -> None:
+        if self._broken and not self._pieces:
+            raise ProtocolError("The embedded server's answer ended before its end.")
+
+    def readinto(self, target: memoryview) -> int:
+        """Fill ``target`` with the next body bytes (one copy, from the app's buffers);
+        0 at the end."""
+        while not self._pieces and not self._complete:
+            self._pump()
+        self._check_whole()
+        filled = 0
+        while self._pieces and filled < target.nbytes:
+            head = self._pieces[0]
+            n = min(head.nbytes, target.nbytes - filled)
+            target[filled:filled + n] = head[:n]
+            if n == head.nbytes:
+                self._pieces.popleft()
+            else:
+                self._pieces[0] = head[n:]
+            filled += n
+        self._buffered -= filled
+        if self._buffered <= AHEAD_BYTES // 2:
+            self._space.set()
+        if self._complete and not self._pieces:
+            self._finish()
+        return filled
 
     def stream(self, amt: int = 1 << 16, decode_content: bool = True) -> Iterator[bytes]:
         while chunk := self.read(amt):

@@ -89,3 +89,49 @@ def test_many_threads_share_one_pool_without_dropping_connections(
     assert len(server.requests) == 80
     assert "pool is full" not in caplog.text
     assert POOL_SIZE >= 16
+
+
+def test_large_answers_are_read_in_place_and_keep_the_connection(tmp_path: Any) -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    import nsframe
+    from nsframe.server import serve_in_thread
+
+    vectors = np.random.default_rng(3).random((40_000, 64), dtype=np.float32)
+    table = pa.table({"id": np.arange(40_000),
+                      "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 64)})
+    with serve_in_thread(tmp_path) as server, nsframe.connect(server.url) as conn:
+        conn.create_namespace("db")
+        conn.create_table("db$t", table)
+        sender = conn.client._sender
+        assert isinstance(sender, FastPath)
+        for _ in range(3):  # ~10 MB answers: streamed, read straight into one buffer
+            assert conn.table("db$t").to_arrow().equals(table)
+        assert sender._pool.num_connections == 1
+
+
+def test_an_answer_cut_short_is_a_transport_error() -> None:
+    import socket
+
+    from nsframe.exceptions import TransportError
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        piece = b"ARROW1\x00\x00" + b"\x00" * (5 << 20)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.apache.arrow.file\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(piece) + piece
+                     + b"\r\n")
+        conn.close()  # no last chunk: the body broke off
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    client = Client(f"http://127.0.0.1:{listener.getsockname()[1]}", retries=0)
+    with pytest.raises(TransportError, match="broke off"):
+        client.query("t", {"k": 1})
+    listener.close()
