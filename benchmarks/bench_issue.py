@@ -520,11 +520,11 @@ def parse(argv: Sequence[str] | None) -> Options:
     parser.add_argument("--insert-rows", type=int, default=None,
                         help="rows of df.ns.insert (1,000,000; quick 100,000)")
     parser.add_argument("--repeat", type=int, default=None, help="insert repeats (3; 2)")
-    parser.add_argument("--workers", type=int, default=2,
+    parser.add_argument("--workers", type=int, default=1,
                         help="worker processes of the server (nsframe serve --workers)")
-    parser.add_argument("--qps-workers", default=None,
-                        help="worker counts to compare under load, e.g. 1,2 (default: "
-                        "--workers alone)")
+    parser.add_argument("--qps-workers", default="1,2",
+                        help="worker counts compared under load; the table shows the best "
+                        "(default 1,2)")
     parser.add_argument("--only", default="latency,qps,read,insert,route",
                         help="sections to run (comma-separated)")
     parser.add_argument("--no-embedded", action="store_true",
@@ -535,8 +535,7 @@ def parse(argv: Sequence[str] | None) -> Options:
                         "'embedded-http' (the embedded server over loopback HTTP)")
     args = parser.parse_args(argv)
     quick = bool(args.quick)
-    qps_workers = ([int(x) for x in args.qps_workers.split(",")] if args.qps_workers
-                   else [args.workers])
+    qps_workers = [int(x) for x in args.qps_workers.split(",") if x] or [args.workers]
     return Options(
         quick=quick, rows=args.rows,
         rounds=args.rounds or (40 if quick else 200),
