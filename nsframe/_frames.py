@@ -41,7 +41,7 @@ PANDAS_BACKENDS = ("numpy_nullable", "pyarrow", "numpy")
 # Categories of a pandas categorical kept in the metadata, up to this many.
 MAX_STORED_CATEGORIES = 10_000
 # Rows of a pandas frame with vector columns are converted this many bytes at a time.
-PANDAS_SLICE_BYTES = 16 << 20
+PANDAS_SLICE_BYTES = 4 << 20
 
 
 def _pandas() -> Any:
