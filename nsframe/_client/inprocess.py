@@ -138,6 +138,22 @@ class InProcess:
         return resp
 
 
+def _run_until_complete(loop: asyncio.AbstractEventLoop, step: Awaitable[Any]) -> None:
+    """``loop.run_until_complete(step)``, also from a thread whose own event loop is
+    running (a Jupyter kernel runs cells inside one). The caller is blocked on this call
+    either way, so that loop cannot run meanwhile: it is set aside for the step and put
+    back after, as if the call had been a blocking socket read."""
+    outer = asyncio.events._get_running_loop()
+    if outer is None:
+        loop.run_until_complete(step)
+        return
+    asyncio.events._set_running_loop(None)
+    try:
+        loop.run_until_complete(step)
+    finally:
+        asyncio.events._set_running_loop(outer)
+
+
 def _phrase(status: int) -> str:
     try:
         return http.HTTPStatus(status).phrase
@@ -235,7 +251,7 @@ class _Exchange:
             await self._arrived.wait()
             self._arrived.clear()
 
-        self._loop.run_until_complete(next_message())
+        _run_until_complete(self._loop, next_message())
 
     def start(self) -> None:
         """Run the app until the status line is known."""
@@ -315,7 +331,7 @@ class _Exchange:
         self._space.set()
         task = self._task
         if task is not None and not task.done():
-            self._loop.run_until_complete(task)
+            _run_until_complete(self._loop, task)
 
     def release_conn(self) -> None:
         self.close()
@@ -332,5 +348,5 @@ class _Exchange:
             if not self._complete:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                self._loop.run_until_complete(task)
+                _run_until_complete(self._loop, task)
         self._pieces.clear()

@@ -108,3 +108,17 @@ def test_a_closed_connection_fails_like_a_stopped_server(tmp_path: Path) -> None
         conn.namespaces()
     with pytest.raises(requests.ConnectionError):
         requests.post(f"{conn.url}/v1/namespace/$/list", timeout=2)
+
+
+def test_calls_from_inside_a_running_event_loop(embedded: nsframe.Connection) -> None:
+    # A Jupyter kernel runs each cell inside its own running event loop.
+    import asyncio
+
+    tbl = embedded.create_table("db$t", _rows(10))
+
+    async def cell() -> int:
+        tbl.insert(_rows(5, start=10))
+        return tbl.count_rows() + tbl.search(np.zeros(16, dtype=np.float32)).limit(3) \
+            .to_arrow().num_rows
+
+    assert asyncio.run(cell()) == 18
