@@ -118,7 +118,11 @@ class InProcess:
         record.method, record.url = method, url
         record.headers = CaseInsensitiveDict(sent)
         exchange = _Exchange(self._loop(), self._app, scope, data)
-        exchange.start()
+        try:
+            exchange.start()
+        except BaseException:  # Ctrl-C in the middle of it, say
+            exchange.abandon()
+            raise
         if exchange.client_error is not None:
             exchange.close()
             raise exchange.client_error
@@ -229,6 +233,8 @@ class _Exchange:
     async def _run(self) -> None:
         try:
             await self._app(self._scope, self._receive, self._send)
+        except (KeyboardInterrupt, SystemExit):
+            raise  # the caller's, not the server's: asyncio hands them to the caller
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) and self.closed:
                 return
@@ -332,6 +338,18 @@ class _Exchange:
         task = self._task
         if task is not None and not task.done():
             _run_until_complete(self._loop, task)
+
+    def abandon(self) -> None:
+        """Give the request up without running the loop any further."""
+        self.closed = True
+        task = self._task
+        if task is None:
+            return
+        if task.done():
+            if not task.cancelled():
+                task.exception()  # seen: asyncio need not warn that nobody looked
+        else:
+            task.cancel()
 
     def release_conn(self) -> None:
         self.close()

@@ -122,3 +122,20 @@ def test_calls_from_inside_a_running_event_loop(embedded: nsframe.Connection) ->
             .to_arrow().num_rows
 
     assert asyncio.run(cell()) == 18
+
+
+def test_ctrl_c_in_a_handler_reaches_the_caller(embedded: nsframe.Connection,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from nsframe.server._storage.catalog import Catalog
+
+    tbl = embedded.create_table("db$t", _rows(10))
+    resolve = Catalog.require_table
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        monkeypatch.setattr(Catalog, "require_table", resolve)  # once
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Catalog, "require_table", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tbl.count_rows()  # the handler runs on this thread: not a 500, the interrupt
+    assert tbl.count_rows() == 10
