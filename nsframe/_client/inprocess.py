@@ -56,6 +56,7 @@ class InProcess:
         self._session = session
         parts = urlsplit(base_url)
         self._origin = f"{parts.scheme}://{parts.netloc}"
+        self._netloc = parts.netloc
         self._server = (parts.hostname or "127.0.0.1", parts.port or 80)
         self._local = threading.local()
         self._loops: list[asyncio.AbstractEventLoop] = []
@@ -96,8 +97,11 @@ class InProcess:
         if params:
             query = urlencode(list(params.items()))
             url = f"{url}?{query}"
-        sent = {k: v if isinstance(v, str) else v.decode("latin-1")
-                for k, v in self._session.headers.items()}
+        # The headers an HTTP request would carry, Host included (a server may pick
+        # the database from it).
+        sent = {"Host": self._netloc}
+        sent.update({k: v if isinstance(v, str) else v.decode("latin-1")
+                     for k, v in self._session.headers.items()})
         sent.update(headers or {})
         if isinstance(data, (bytes, bytearray, memoryview)):
             sent["Content-Length"] = str(memoryview(data).nbytes)

@@ -139,3 +139,61 @@ def test_ctrl_c_in_a_handler_reaches_the_caller(embedded: nsframe.Connection,
     with pytest.raises(KeyboardInterrupt):
         tbl.count_rows()  # the handler runs on this thread: not a 500, the interrupt
     assert tbl.count_rows() == 10
+
+
+def test_the_app_sees_what_it_sees_over_http(tmp_path: Path) -> None:
+    """A recording ASGI app behind uvicorn and behind `InProcess` gets the same request."""
+    import socket
+    import time
+    from typing import Any
+
+    import uvicorn
+
+    from nsframe import Client
+
+    seen: list[dict[str, Any]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {k.decode(): v.decode() for k, v in scope["headers"]
+                   if k not in (b"x-request-id", b"connection")}
+        seen.append({"method": scope["method"], "path": scope["path"],
+                     "raw_path": scope["raw_path"], "query": scope["query_string"],
+                     "headers": headers, "body": body})
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        over_http = Client(url, api_key="k", context={"who": "me"})
+        in_process = Client(url, api_key="k", context={"who": "me"})
+        in_process._sender = InProcess(app, in_process._session, url)
+
+        def chunks() -> Iterator[bytes]:
+            yield b"one "
+            yield b"two"
+
+        for client in (over_http, in_process):
+            client.call_json("POST", "/v1/table/{id}/count_rows", "a$b c/d", idempotent=True,
+                             json={"predicate": "x > 1"}, params={"mode": "a b"})
+            client.call_json("GET", "/v1/namespace/{id}/list", "a", idempotent=True)
+            client.call_json("POST", "/v1/table/{id}/insert", "t", idempotent=False,
+                             data=chunks(), content_type="application/vnd.apache.arrow.stream")
+        assert seen[:3] == seen[3:]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
