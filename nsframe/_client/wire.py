@@ -116,6 +116,12 @@ def _decode_whole(resp: requests.Response, buffer: pa.Buffer, tally: _Tally | No
     return whole
 
 
+# A streamed answer of unknown length is read into a buffer this large to begin with
+# (doubled when full): only the pages written to are ever resident, and one page of a
+# 100k-row read (~50 MB with 128-d vectors) fits without moving the buffer.
+READ_CAPACITY = 64 << 20
+
+
 def read_aligned(resp: requests.Response) -> pa.Buffer | None:
     """The whole body in one buffer of Arrow's own (aligned, so decoding it copies
     nothing), filled straight from the connection; None when the body cannot be read
@@ -128,7 +134,7 @@ def read_aligned(resp: requests.Response) -> pa.Buffer | None:
     if into is None:
         return None
     length = resp.headers.get("Content-Length", "")
-    capacity = int(length) + 1 if length.isdigit() else 4 << 20
+    capacity = int(length) + 1 if length.isdigit() else READ_CAPACITY
     buffer = pa.allocate_buffer(capacity, resizable=True)
     size = 0
     try:
@@ -144,8 +150,9 @@ def read_aligned(resp: requests.Response) -> pa.Buffer | None:
         raise TransportError(f"The answer of {resp.url} broke off: {exc!r}") from exc
     finally:
         resp.close()
-    buffer.resize(size)
-    return buffer
+    # A slice, not a shrink: shrinking a large block may move it (one more copy), and
+    # the pages past the end were never touched, so they cost no memory.
+    return buffer.slice(0, size)
 
 
 def _readinto(resp: requests.Response) -> Callable[[memoryview], int] | None:
