@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar on
 
-.PHONY: demo test lint typecheck pytest pytest-s3 ui serve bench fuzz clean chromium notebooks notebooks-run lab
+.PHONY: demo test lint typecheck pytest pytest-s3 ui serve bench bench-all fuzz clean chromium notebooks notebooks-run lab
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -72,9 +72,16 @@ lab: $(STAMP)
 serve: $(STAMP)
 	$(VENV)/bin/nsframe serve
 
-# Full-size benchmarks against in-process pylance (minutes; results in benchmarks/results/).
-BENCHMARKS := bench_insert bench_query bench_client bench_accessors
+# The performance issue's table in one run: in-process pylance, nsframe through its own
+# client (HTTP and embedded) and pylance's reference server, ratios next to the targets
+# (results in benchmarks/results/). `make bench BENCH_ARGS=--quick`: 100k-row insert, fewer
+# rounds, about 5 minutes. `make bench-all` runs the detailed scripts one after another.
+BENCH_ARGS ?=
 bench: $(STAMP)
+	$(PY) benchmarks/bench_issue.py $(BENCH_ARGS)
+
+BENCHMARKS := bench_insert bench_query bench_client bench_accessors
+bench-all: $(STAMP)
 	for b in $(BENCHMARKS); do $(PY) benchmarks/$$b.py || exit 1; done
 
 # Fuzz the service with schemathesis from upstream's OpenAPI document (kept beside the checkout):

@@ -138,7 +138,7 @@ def serve_in_subprocess(root: str | os.PathLike[str] | None = None,
     A separate process, so that its memory can be measured apart from the client's.
     ``code``: a directory holding another copy of the ``nsframe`` package to serve (an A/B
     baseline, e.g. a copy taken before a change); default this checkout. ``args``: more
-    `nsframe serve` flags (``--config``, ``--api-key``).
+    `nsframe serve` flags (``--config``, ``--api-key``, ``--workers 2``).
     """
     with tempfile.TemporaryDirectory(prefix="nsframe-bench-") as scratch:
         data_root = Path(root) if root is not None else Path(scratch)
@@ -222,10 +222,19 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float) -
     raise RuntimeError(f"The server did not answer within {timeout}s.")
 
 
-def cpu_seconds(pid: int | None = None) -> float:
-    """User + system CPU time of a process (all its threads) so far."""
-    times = psutil.Process(pid).cpu_times()
-    return float(times.user + times.system)
+def cpu_seconds(pid: int | None = None, *, children: bool = False) -> float:
+    """User + system CPU time of a process (all its threads) so far; with ``children``,
+    plus that of its live child processes (a server's workers)."""
+    process = psutil.Process(pid)
+    processes = [process, *(process.children(recursive=True) if children else [])]
+    total = 0.0
+    for each in processes:
+        try:
+            times = each.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
 
 
 class RssSampler:

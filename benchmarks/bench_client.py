@@ -36,7 +36,6 @@ from _common import (
 )
 
 import nsframe
-from nsframe.server._storage.catalog import Catalog
 
 
 def load(conn: nsframe.Connection, name: str, rows: int) -> nsframe.Table:
@@ -111,10 +110,8 @@ def main() -> None:
     vectors = rng.random((64, DIM), dtype=np.float32)
 
     with serve_in_subprocess() as server, nsframe.connect(server.url) as conn:
-        catalog = Catalog(server.root)
-
         def dataset(name: str) -> lance.LanceDataset:
-            return lance.dataset(catalog.table_ref(["bench", name]).uri)
+            return lance.dataset(conn.client.describe_table(f"bench${name}")["location"])
 
         tbl = load(conn, "q", args.query_rows)
         ds = dataset("q")

@@ -150,7 +150,9 @@ def run(options: Options) -> dict[str, Any]:
     words = [WORDS[i % len(WORDS)] for i in range(len(queries))]
     with serve_in_subprocess() as server, requests.Session() as http:
         load(http, server.url, options.rows)
-        uri = server.root / "namespaces" / NAMESPACE / "tables" / f"{TABLE}.lance"
+        # The catalog names each table's data folder; describe says where it is.
+        uri = Path(ok(http.post(f"{server.url}/v1/table/{TABLE_ID}/describe",
+                                json={}))["location"])
         ds = lance.dataset(str(uri))
         timings = {(c.name, path): Timing(f"{c.name}/{path}")
                    for c in CASES for path in PATHS}

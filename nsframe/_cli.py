@@ -51,7 +51,13 @@ def _server_command(args: argparse.Namespace) -> int:
     (tests/client/test_import_boundaries.py allows this import and no other).
     """
     try:
-        from nsframe.server import StoreCheckError, _config_file, collect_garbage, create_app
+        from nsframe.server import (
+            StoreCheckError,
+            _config_file,
+            _workers,
+            collect_garbage,
+            create_app,
+        )
     except ImportError:  # pragma: no cover - depends on the install
         print(f"nsframe {args.command} needs the server extra: pip install 'nsframe[server]'",
               file=sys.stderr)
@@ -71,6 +77,9 @@ def _server_command(args: argparse.Namespace) -> int:
     try:
         config = _config_file.config_from_args(args, os.environ)
         problem = _refuse_open_bind(args.host, config.credentials_configured)
+        # Built here even for several workers, which each build their own
+        # (nsframe.server._workers): a config or store the server refuses stops it here,
+        # with one message and exit status 2, not once in every worker.
         app = None if problem else create_app(config=config)
     except (ValueError, TypeError, OSError, StoreCheckError) as exc:
         problem = f"nsframe serve: {exc}"
@@ -81,6 +90,13 @@ def _server_command(args: argparse.Namespace) -> int:
     if args.host in ("0.0.0.0", "::") and not config.allow_hosts:
         print("nsframe: requests must name this server by a loopback address until you "
               "add its host names with --allow-host NAME", file=sys.stderr)
+    if args.workers > 1:
+        _log_requests(args.log_level)
+        print(f"nsframe: serving {config.root} on port {args.port} with {args.workers} "
+              f"workers ({auth})", file=sys.stderr)
+        _workers.serve_workers(config, host=args.host, port=args.port,
+                               workers=args.workers, log_level=args.log_level)
+        return 0
     return _run(app, args, str(config.root), auth)
 
 
@@ -95,6 +111,13 @@ def _run(app: Any, args: argparse.Namespace, root: str, auth: str) -> int:
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
                 access_log=False)
     return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _report_garbage(lines: Iterable[str], folders: int, files: int, nbytes: int, *,
@@ -169,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="describe returns the storage options (credentials included) "
                        "that a reader of the table's location needs")
     _storage_flags(serve)
+    serve.add_argument("--workers", type=_positive, default=1, metavar="N",
+                       help="server processes sharing the port (default 1); more serve more "
+                       "concurrent clients")
     serve.set_defaults(func=_server_command)
     gc = sub.add_parser("gc", help="find (and with --apply, remove) what crashes left behind")
     gc.add_argument("root", help="storage root")

@@ -20,6 +20,7 @@ from urllib.parse import unquote
 
 from nsframe import _frames
 from nsframe._client import Client
+from nsframe._client.inprocess import InProcess
 from nsframe._client.transport import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from nsframe._models import Transaction
 from nsframe._namespace import Namespace, list_all
@@ -392,6 +393,10 @@ def connect(
     try:
         running = stack.enter_context(serve_in_thread(root, token=token or "generate"))
         client = Client(running.url, api_key=api_key, token=running.token, **options)
+        # The same server code answers in process, without the socket (inprocess.py).
+        in_process = InProcess(running.app, client._session, running.url)
+        client._sender = in_process
+        stack.callback(in_process.close)
     except BaseException:
         stack.close()
         raise

@@ -11,16 +11,16 @@ polars only matters to whoever asks for a polars frame.
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
+from nsframe._encode import PieceSink
 from nsframe._vectors import (
     VectorPlan,
     check_named,
@@ -41,7 +41,7 @@ PANDAS_BACKENDS = ("numpy_nullable", "pyarrow", "numpy")
 # Categories of a pandas categorical kept in the metadata, up to this many.
 MAX_STORED_CATEGORIES = 10_000
 # Rows of a pandas frame with vector columns are converted this many bytes at a time.
-PANDAS_SLICE_BYTES = 16 << 20
+PANDAS_SLICE_BYTES = 4 << 20
 
 
 def _pandas() -> Any:
@@ -456,27 +456,22 @@ def ipc_stream_chunks(reader: Iterable[pa.RecordBatch], schema: pa.Schema | None
         if not isinstance(reader, pa.RecordBatchReader):
             raise TypeError("ipc_stream_chunks needs a schema for a plain iterable of batches.")
         schema = reader.schema
-    sink = io.BytesIO()
+    # Each batch goes out from its own memory (`_encode.PieceSink`), not via a BytesIO.
+    sink = PieceSink()
     writer = pa.ipc.new_stream(sink, schema)
 
-    def drain() -> bytes:
-        chunk = sink.getvalue()
-        sink.seek(0)
-        sink.truncate()
-        if counter is not None:
-            counter[0] += len(chunk)
-        return chunk
+    def drain() -> Iterator[bytes]:
+        for piece in sink.drain():
+            if counter is not None:
+                counter[0] += len(piece)
+            yield cast(bytes, piece)  # bytes or a memoryview: sockets send either
 
     for batch in reader:
         for offset in range(0, batch.num_rows, STREAM_BATCH_ROWS):
             writer.write_batch(batch.slice(offset, STREAM_BATCH_ROWS))
-            chunk = drain()
-            if chunk:
-                yield chunk
+            yield from drain()
     writer.close()
-    chunk = drain()
-    if chunk:
-        yield chunk
+    yield from drain()
 
 
 def batched(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:

@@ -13,6 +13,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from nsframe._encode import uniform_lengths
+
 
 def _is_list(t: pa.DataType) -> bool:
     return bool(pa.types.is_list(t) or pa.types.is_large_list(t)
@@ -171,6 +173,8 @@ def object_vector_width(series: Any, name: str, dim: int | None) -> int | None:
     width = len(first)
     if dim is not None and width != dim:
         raise ValueError(f"Column {name!r} holds vectors of {width} numbers, not {dim}.")
+    if uniform_lengths(values, width):  # the usual case, without a Python call per row
+        return width
     for row, value in enumerate(values):
         if not _missing(value) and (not hasattr(value, "__len__") or len(value) != width):
             if dim is None:

@@ -15,6 +15,7 @@ from urllib.parse import quote
 import requests
 import urllib3
 
+from nsframe._client.fastpath import FastPath, Sender
 from nsframe._client.hints import client_message
 from nsframe._client.wire import decode_json
 from nsframe._protocol import routes
@@ -97,6 +98,9 @@ class Transport:
         for key, value in self.context.items():
             self._session.headers[routes.CONTEXT_HEADER_PREFIX + key] = str(value)
         _settle_environment(self._session, self.base_url)
+        # What sends each request: urllib3's pool directly where the session allows it.
+        self._sender: Sender = FastPath.for_session(self._session, self.base_url) \
+            or self._session
 
     def __repr__(self) -> str:
         secrets = [name for name, present in (("api_key", self._has_api_key),
@@ -165,9 +169,9 @@ class Transport:
         while True:
             last = attempt >= attempts - 1
             try:
-                resp = self._session.request(method, url, params=query, data=body,
-                                             headers=headers, timeout=self.timeout,
-                                             stream=stream)
+                resp = self._sender.request(method, url, params=query, data=body,
+                                            headers=headers, timeout=self.timeout,
+                                            stream=stream)
             except requests.RequestException as exc:
                 if fresh_retry and _dropped(exc):
                     # Most often a keep-alive connection the server had closed: a read is

@@ -3,6 +3,7 @@ the walk over a paged listing."""
 
 from __future__ import annotations
 
+import http.client
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -73,6 +74,12 @@ def decode_arrow(resp: requests.Response, *,
     body = _RecordingReader(resp)
     length = resp.headers.get("Content-Length", "")
     small = length.isdigit() and int(length) <= WHOLE_READ_BYTES
+    if tally is None and not small:
+        # Nothing to report batch by batch: read the body straight into one aligned
+        # buffer and decode it in place (see `read_aligned`).
+        aligned = read_aligned(resp)
+        if aligned is not None:
+            return _decode_whole(resp, aligned, None)
     try:
         head = b"" if small else body.read(8)
         if head[:6] == ARROW_FILE_MAGIC:
@@ -90,9 +97,12 @@ def decode_arrow(resp: requests.Response, *,
         raise TransportError(f"The answer of {resp.url} broke off: {exc}") from exc
     finally:
         resp.close()
-    buffer = pa.py_buffer(content)
+    return _decode_whole(resp, pa.py_buffer(content), tally)
+
+
+def _decode_whole(resp: requests.Response, buffer: pa.Buffer, tally: _Tally | None) -> pa.Table:
     try:
-        if content[:6] == ARROW_FILE_MAGIC:
+        if bytes(memoryview(buffer)[:6]) == ARROW_FILE_MAGIC:
             whole = pa.ipc.open_file(buffer).read_all()
         else:
             whole = pa.ipc.open_stream(buffer).read_all()
@@ -104,6 +114,69 @@ def decode_arrow(resp: requests.Response, *,
     if tally is not None:
         tally.rest(whole)
     return whole
+
+
+# A streamed answer of unknown length is read into a buffer this large to begin with
+# (doubled when full): only the pages written to are ever resident, and one page of a
+# 100k-row read (~50 MB with 128-d vectors) fits without moving the buffer.
+READ_CAPACITY = 64 << 20
+
+
+def read_aligned(resp: requests.Response) -> pa.Buffer | None:
+    """The whole body in one buffer of Arrow's own (aligned, so decoding it copies
+    nothing), filled straight from the connection; None when the body cannot be read
+    that way (then `decode_arrow` decodes it batch by batch).
+
+    Decoding batch by batch from a file object copies every batch at least twice more
+    (into a bytes object, then into aligned memory): 52 -> 43 ms for a 27 MB answer.
+    """
+    into = _readinto(resp)
+    if into is None:
+        return None
+    length = resp.headers.get("Content-Length", "")
+    capacity = int(length) + 1 if length.isdigit() else READ_CAPACITY
+    buffer = pa.allocate_buffer(capacity, resizable=True)
+    size = 0
+    try:
+        while True:
+            if size == capacity:
+                capacity *= 2
+                buffer.resize(capacity)
+            got = into(memoryview(buffer).cast("B")[size:capacity])
+            if not got:
+                break
+            size += got
+    except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError) as exc:
+        raise TransportError(f"The answer of {resp.url} broke off: {exc!r}") from exc
+    finally:
+        resp.close()
+    # A slice, not a shrink: shrinking a large block may move it (one more copy), and
+    # the pages past the end were never touched, so they cost no memory.
+    return buffer.slice(0, size)
+
+
+def _readinto(resp: requests.Response) -> Callable[[memoryview], int] | None:
+    """A ``readinto`` that fills a caller's buffer from the body without an intermediate
+    copy, or None. Under urllib3 that is the `http.client` response itself (which
+    undoes the chunked framing in place); the connection goes back to the pool at the
+    end, as urllib3 would put it."""
+    raw = resp.raw
+    if isinstance(raw, urllib3.response.HTTPResponse):
+        fp = getattr(raw, "_fp", None)
+        encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
+        if fp is None or not hasattr(fp, "readinto") or encoding not in ("", "identity") \
+                or raw.tell():
+            return None
+
+        def from_connection(target: memoryview) -> int:
+            got: int = fp.readinto(target)
+            if not got:
+                raw.release_conn()
+            return got
+        return from_connection
+    # Anything else that fills a buffer itself (nsframe._client.inprocess).
+    readinto = getattr(raw, "readinto", None)
+    return readinto if callable(readinto) else None
 
 
 class _Tally:

@@ -29,6 +29,8 @@ class RunningServer:
     config: ServerConfig
     # The bearer token clients must send, when the server generated one (never in repr).
     token: str | None = field(default=None, repr=False)
+    # The ASGI app the server runs: the embedded client calls it in process.
+    app: Any = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         return self.url
@@ -93,7 +95,7 @@ def serve_in_thread(
     url_host = f"[{host}]" if ":" in host else host
     try:
         yield RunningServer(
-            f"http://{url_host}:{bound_port}", host, bound_port, config, config.own_token
+            f"http://{url_host}:{bound_port}", host, bound_port, config, config.own_token, app
         )
     finally:
         server.should_exit = True

@@ -26,7 +26,7 @@ from nsframe.server._storage.writes import WRITE_BATCH_ROWS
 
 READ_BUFFER_BYTES = 1 << 20
 # How far receiving may run ahead of the Lance write: bounds the memory per insert.
-PREFETCH_BYTES = 8 << 20
+PREFETCH_BYTES = 32 << 20
 
 
 class BodyFile(io.RawIOBase):

@@ -34,6 +34,8 @@ from nsframe.server._limits import Limits
 from nsframe.server._storage.catalog import Catalog
 
 A = TypeVar("A", bound=Envelope)
+# Set in the scope by the embedded client's in-process transport (nsframe._client.inprocess).
+IN_PROCESS = "nsframe.in_process"
 Handler = Callable[["Call[Any]"], Any]
 
 
@@ -162,7 +164,10 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
         limits = limits_of(request)
         args.check_limits(limits)
         check_body_id(args.id, ident, delimiter)
-        lane = capacity_of(request).lane(weight)
+        # The lanes share one server among remote clients; the embedded client's own
+        # threads, in process, are not queued behind them (their loops are their own).
+        in_process = bool(request.scope.get(IN_PROCESS, False))
+        lane = None if in_process else capacity_of(request).lane(weight)
         call = Call(
             request=request,
             catalog=catalog_for(request),
@@ -173,8 +178,15 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
             work=Work(limits.query_timeout, lane),
         )
         request.scope["nsframe.context"] = call.context
-        if not in_thread:
+        if not in_thread or (in_process and json_body):
+            # A JSON request from the embedded client (nsframe._client.inprocess) runs on
+            # the caller's own thread and event loop, which nothing else waits on.
             result = handler(call)
+            return result if isinstance(result, Response) else JSONResponse(result)
+        if lane is None:
+            # In process with an Arrow body: pulled from the caller's iterator by a worker
+            # thread of the caller's loop while Lance writes.
+            result = await anyio.to_thread.run_sync(handler, call)
             return result if isinstance(result, Response) else JSONResponse(result)
         # The slot is held until the answer is sent, a streamed one included.
         release = await lane.admit()

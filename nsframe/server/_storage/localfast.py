@@ -1,0 +1,60 @@
+"""Reads of a local root without obstore: the catalog's hot path.
+
+Every request resolves its table through the catalog (two listings and two reads of
+small JSON files). obstore's local store costs about 100 µs a read and 20 µs a listing
+here, against 10 µs for `open` and `os.scandir`; that was 0.2-0.25 ms of each request.
+Only reads and listings of folders come here. Every write, and everything on an object
+store, still goes through obstore, so the rules of docs/storage.md (conditional writes,
+no rename, no locks) are untouched: a reader sees exactly the files obstore wrote.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+
+# obstore stages a local upload as `<name>#<n>` before moving it into place; its listing
+# hides such names, and so does this one.
+_STAGING = re.compile(r"#\d+$")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def safe_key(key: str) -> bool:
+    """Whether ``key`` is a plain relative key this module may join to the root (anything
+    else goes to obstore, which refuses or normalises it as it always has)."""
+    return bool(key) and not key.startswith("/") and "\\" not in key \
+        and "\x00" not in key and all(p not in ("", ".", "..") for p in key.split("/"))
+
+
+def read(root: str, key: str) -> bytes | None:
+    """The bytes at ``key``, or None if there is no such file."""
+    try:
+        with open(os.path.join(root, key), "rb") as f:
+            return f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def walk(root: str, prefix: str) -> Iterator[tuple[str, int, datetime]]:
+    """(key, size, modification time) of every file below the folder ``prefix`` (which
+    ends with a slash), in no particular order; nothing for a folder that does not exist."""
+    stack = [prefix]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(root, folder)))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(f"{folder}{entry.name}/")
+            elif "#" not in entry.name or not _STAGING.search(entry.name):
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:  # deleted since the listing: not there
+                    continue
+                # Whole microseconds, as obstore reports them.
+                modified = _EPOCH + timedelta(microseconds=info.st_mtime_ns // 1000)
+                yield f"{folder}{entry.name}", info.st_size, modified
