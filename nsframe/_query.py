@@ -276,6 +276,11 @@ class Query:
         finally:
             meter.close()
 
+    def to_arrow_with_version(self) -> tuple[pa.Table, int | None]:
+        """The result and the table version its rows reflect (None when the server does
+        not say): what a read in pages pins its further pages to."""
+        return self._send(lambda body: self.client.query_with_version(self.ident, body))
+
     def _send(self, send: Callable[[dict[str, Any]], _T]) -> _T:
         """``send(body)``; when the server refuses a search that names no vector or text
         column (one that does not pick them by itself), once more with them named."""

@@ -252,17 +252,24 @@ class Table(TableChanges):
         """
         if page_rows <= 0:
             raise ValueError(f"page_rows must be > 0, got {page_rows}.")
-        pinned = self if self._ref.read_only else self.at(self.version)
-        query = pinned.search()
-        if filter:
-            query = query.where(filter)
-        if columns is not None:
-            query = query.select(list(columns))
         # A result that fits in the first page needs no count: with a filter, counting
         # is a scan of its own. One row more than max_rows tells an oversized result.
         first_limit = page_rows if max_rows is None else min(page_rows, max_rows + 1)
-        first = query.limit(first_limit).to_arrow(progress=False)
+        pinned = self
+        first, read_version = self._read_query(pinned, filter, columns) \
+            .limit(first_limit).to_arrow_with_version()
         complete = first.num_rows < first_limit
+        if not complete and not self._ref.read_only:
+            # Further pages read the version the first one did. A server that does not
+            # say which it was: pin one now and read the first page again.
+            if read_version is None:
+                pinned = self.at(self.version)
+                first = self._read_query(pinned, filter, columns).limit(first_limit) \
+                    .to_arrow(progress=False)
+                complete = first.num_rows < first_limit
+            else:
+                pinned = self.at(read_version)
+        query = self._read_query(pinned, filter, columns)
         total = first.num_rows if complete else pinned.count_rows(filter)
         if max_rows is not None and total > max_rows:
             raise ValueError(
@@ -285,6 +292,16 @@ class Table(TableChanges):
             return pa.concat_tables(pages) if len(pages) > 1 else first
         finally:
             meter.close()
+
+    @staticmethod
+    def _read_query(table: Table, filter: str | None,
+                    columns: Sequence[str] | None) -> Query:
+        query = table.search()
+        if filter:
+            query = query.where(filter)
+        if columns is not None:
+            query = query.select(list(columns))
+        return query
 
     def to_pandas(self, *, columns: Sequence[str] | None = None, filter: str | None = None,
                   max_rows: int | None = DEFAULT_MAX_ROWS,

@@ -133,11 +133,19 @@ class Client(ChangeOperations):
     def query(self, ident: str, body: dict[str, Any], *,
               on_batch: BatchCallback | None = None) -> pa.Table:
         """The result table; ``on_batch(rows, nbytes)`` is called as record batches arrive."""
+        return self.query_with_version(ident, body, on_batch=on_batch)[0]
+
+    def query_with_version(self, ident: str, body: dict[str, Any], *,
+                           on_batch: BatchCallback | None = None) -> tuple[pa.Table, int | None]:
+        """The result table and the table version its rows reflect, when the server says
+        (``x-lancedb-version``: nsframe's and LanceDB's servers do, the reference does not)."""
         # Streamed, so that a large result is read in one call rather than in requests'
         # 10 KiB chunks.
         resp = self.request("POST", routes.TABLE_QUERY, ident, idempotent=True, json=body,
                             stream=True)
-        return decode_arrow(resp, on_batch=on_batch)
+        version = resp.headers.get(routes.READ_VERSION_HEADER, "")
+        table = decode_arrow(resp, on_batch=on_batch)
+        return table, int(version) if version.isdigit() else None
 
     # ------------------------------------------------------------------ indexes
     def create_index(self, ident: str, body: dict[str, Any], *,

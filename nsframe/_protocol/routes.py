@@ -17,6 +17,8 @@ DATABASE_HEADER = "x-service-database"
 CONTEXT_HEADER_PREFIX = "x-service-ctx-"
 LEGACY_CONTEXT_HEADER_PREFIX = "x-lance-ctx-"
 REQUEST_ID_HEADER = "x-request-id"
+# Answered with a query's rows: the table version they reflect (LanceDB's name for it).
+READ_VERSION_HEADER = "x-lancedb-version"
 
 # Namespaces
 NAMESPACE_CREATE = "/v1/namespace/{id}/create"

@@ -241,6 +241,28 @@ def test_to_frames_page_by_page(tbl: nsframe.Table) -> None:
         tbl.to_pandas(dtype_backend="cudf")
 
 
+def test_a_read_in_pages_keeps_the_version_of_its_first_page(
+        tbl: nsframe.Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = ids(tbl.to_arrow())
+    written: list[int] = []
+
+    def write_after_the_first_page(rows: int, nbytes: int) -> None:
+        if not written:
+            written.append(tbl.insert(items(5, start=1000)).version)
+
+    whole = tbl.to_arrow(page_rows=7, progress=write_after_the_first_page)
+    assert ids(whole) == before
+    assert written and tbl.count_rows() == len(before) + 5
+    # The first page's answer names its version: a read that fits in it is one request.
+    sent: list[str] = []
+    request = tbl._client.request
+    monkeypatch.setattr(tbl._client, "request",
+                        lambda method, template, *a, **kw: sent.append(template)
+                        or request(method, template, *a, **kw))
+    assert tbl.to_arrow().num_rows == len(before) + 5
+    assert len(sent) == 1
+
+
 def test_to_arrow_max_rows_guard(tbl: nsframe.Table) -> None:
     with pytest.raises(ValueError, match="max_rows=10"):
         tbl.to_arrow(max_rows=10)

@@ -12,7 +12,6 @@ changes. What the dialect changes (docs/compatibility.md):
 - ``tags/list`` answers a bare map of tags;
 - ``GET /v1/table/`` lists the root namespace's tables, by name;
 - creating a table that exists is a 400 saying "already exists" (LanceDB's sign for it);
-- queries answer ``x-lancedb-version``, the version their rows reflect.
 """
 
 from __future__ import annotations
@@ -20,16 +19,19 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.types import Scope
 
+from nsframe._protocol.routes import READ_VERSION_HEADER
+
 LANCEDB = "lancedb"
 _SCOPE_KEY = "nsframe.dialect"
 _HEADER_PREFIX = b"x-lancedb-"
 _USER_AGENT_PREFIX = b"lancedb-"
-# Sent with the rows of a read: the version they reflect. LanceDB's client then asks
+# Sent with the rows of every query (to any client): the version they reflect. nsframe's
+# client pins the later pages of a whole-table read to it. LanceDB's client then asks
 # for at least that version (x-lancedb-min-read-version); with x-lancedb-min-version
 # and x-lancedb-min-timestamp it asks that no read be older than a write or a
 # checkout_latest() it saw. Every request here reads the newest manifest of its table
 # (`DatasetCache.get`), so each of those holds without looking at the headers.
-VERSION_HEADER = "x-lancedb-version"
+VERSION_HEADER = READ_VERSION_HEADER
 
 
 def mark(scope: Scope, had_trailing_slash: bool) -> None:

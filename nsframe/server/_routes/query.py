@@ -56,9 +56,19 @@ def _run_query(call: Call[QueryRequest]) -> Response:
     request = call.args
     vector, text = request.vector_query(), request.full_text_query
     ds = _dataset(call, request)
-    label = call.label
     columns = _projection(ds.schema, request)
-    with lance_errors(f"Query on table {label!r} failed"):
+    response = _answer(call, ds, columns, vector, text)
+    # The version the rows reflect: LanceDB's client asks for at least it next time, and
+    # nsframe's pins the further pages of a whole-table read to it (no describe first).
+    response.headers[dialect.VERSION_HEADER] = str(ds.version)
+    return response
+
+
+def _answer(call: Call[QueryRequest], ds: LanceDataset, columns: Columns,
+            vector: VectorQuery | None, text: TextQueryBody | None) -> Response:
+    request = call.args
+    context = f"Query on table {call.label!r} failed"
+    with lance_errors(context):
         if vector is not None and text is not None:
             return _hybrid(ds, request, vector, text, columns)
         if vector is not None:
@@ -66,11 +76,7 @@ def _run_query(call: Call[QueryRequest]) -> Response:
             if vector.multi is not None and vector_kind(field.field.type) == "vector":
                 return _batch_search(ds, request, vector, columns, field, call.limits)
         reader = _scanner(ds, request, columns).to_reader()
-    response = arrow_file_response(reader, f"Query on table {label!r} failed", call.work)
-    if dialect.is_lancedb(call.request):
-        # The version this read reflects: LanceDB's client asks for at least it next time.
-        response.headers[dialect.VERSION_HEADER] = str(ds.version)
-    return response
+    return arrow_file_response(reader, context, call.work)
 
 
 def _dataset(call: Call[Any], request: QueryRequest) -> LanceDataset:
