@@ -47,9 +47,10 @@ class Connection:
         self._client = client
         self.local_root = local_root
         self._stack = stack or contextlib.ExitStack()
-        self._stack.callback(client.close)
-        # Stop the embedded server when the connection is garbage collected, too.
-        self._finalizer = weakref.finalize(self, self._stack.close)
+        # Stop the embedded server once the client is garbage collected: tables hold the
+        # client, not the connection, so `nsframe.connect(path)["t"]` keeps its server for
+        # as long as the table is used. (Nothing the stack holds may refer to the client.)
+        self._finalizer = weakref.finalize(client, self._stack.close)
 
     @property
     def client(self) -> Client:
@@ -66,11 +67,12 @@ class Connection:
 
     def close(self) -> None:
         """Close the HTTP pool and stop the embedded server, if any."""
+        self._client.close()
         self._finalizer()
 
     @property
     def closed(self) -> bool:
-        return not self._finalizer.alive
+        return self._client.closed or not self._finalizer.alive
 
     def __enter__(self) -> Connection:
         return self

@@ -3,7 +3,9 @@ code from the route down, so every answer is the one HTTP would give."""
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,6 +101,22 @@ def test_threads_each_drive_their_own_calls(embedded: nsframe.Connection) -> Non
     for thread in threads:
         thread.join()
     assert not errors and counts == [3] * 80
+
+
+def test_a_table_keeps_its_connection_alive(tmp_path: Path) -> None:
+    # No name holds the connection, only the table: its embedded server keeps serving.
+    tbl = nsframe.connect(tmp_path).create_table("t", pa.table({"id": [1, 2, 3]}))
+    gc.collect()
+    tbl.insert(pa.table({"id": [4]}))
+    assert tbl.count_rows() == 4
+    client = weakref.ref(tbl._client)
+    url = tbl._client.base_url
+    del tbl
+    gc.collect()
+    # Once nothing uses it, it is collected, and its server stops.
+    assert client() is None
+    with pytest.raises(requests.ConnectionError):
+        requests.post(f"{url}/v1/namespace/$/list", timeout=2)
 
 
 def test_a_closed_connection_fails_like_a_stopped_server(tmp_path: Path) -> None:
