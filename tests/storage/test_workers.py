@@ -3,6 +3,8 @@ as a single process's (each worker resolves every request through the shared roo
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -33,3 +35,17 @@ def test_workers_share_the_port_and_see_every_acknowledged_write(tmp_path: Path)
         assert not apis[0].server_errors
     finally:
         server.stop()
+
+
+def test_a_root_the_server_refuses_stops_it_once_not_in_every_worker(tmp_path: Path) -> None:
+    # The app is built in the parent first: a root that cannot be served ends start-up
+    # with one message and status 2, rather than each worker failing (and being
+    # restarted by uvicorn's supervisor).
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    done = subprocess.run(
+        [sys.executable, "-m", "nsframe._cli", "serve", str(not_a_folder), "--workers", "2",
+         "--port", "0"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.count("nsframe serve:") == 1
+    assert str(not_a_folder) in done.stderr
