@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
-from nsframe._encode import PieceSink
+from nsframe._protocol.ipc import PieceSink
 from nsframe._vectors import (
     VectorPlan,
     check_named,
@@ -456,12 +456,12 @@ def ipc_stream_chunks(reader: Iterable[pa.RecordBatch], schema: pa.Schema | None
         if not isinstance(reader, pa.RecordBatchReader):
             raise TypeError("ipc_stream_chunks needs a schema for a plain iterable of batches.")
         schema = reader.schema
-    # Each batch goes out from its own memory (`_encode.PieceSink`), not via a BytesIO.
+    # Each batch goes out from its own memory (`PieceSink`), not via a BytesIO.
     sink = PieceSink()
     writer = pa.ipc.new_stream(sink, schema)
 
     def drain() -> Iterator[bytes]:
-        for piece in sink.drain():
+        for piece in sink.drain_pieces():
             if counter is not None:
                 counter[0] += len(piece)
             yield cast(bytes, piece)  # bytes or a memoryview: sockets send either

@@ -20,66 +20,12 @@ import anyio.to_thread
 import pyarrow as pa
 from starlette.responses import Response, StreamingResponse
 
+from nsframe._protocol.ipc import PieceSink
 from nsframe._protocol.routes import ARROW_FILE
 from nsframe.server._http.capacity import Work, WorkStopped
 from nsframe.server._storage.errors import lance_errors, log
 
 INLINE_BYTES = 4 << 20
-# Writes smaller than this are joined before sending; larger ones go out as they are.
-SMALL_PIECE_BYTES = 64 << 10
-
-
-class _ChunkSink:
-    """A write-only file object that hands out what was written since the last drain."""
-
-    def __init__(self) -> None:
-        # pyarrow hands column buffers over as immutable `pa.Buffer`s: keep them as they
-        # are, so that each byte is copied once (in `drain`), not twice.
-        self._chunks: list[Any] = []
-        self._position = 0
-        self.closed = False
-
-    def write(self, data: Any) -> int:
-        if not isinstance(data, (bytes, pa.Buffer)):
-            data = bytes(data)  # a view pyarrow might reuse: copy it now
-        size = memoryview(data).nbytes
-        self._chunks.append(data)
-        self._position += size
-        return size
-
-    def tell(self) -> int:
-        return self._position
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self.closed = True
-
-    def drain(self) -> bytes:
-        out = b"".join(self._chunks)
-        self._chunks.clear()
-        return out
-
-    def drain_pieces(self) -> list[bytes | memoryview]:
-        """What was written, without joining large buffers: each byte is then copied
-        only where the HTTP layer frames it. Small pieces (message headers, padding)
-        are joined, so that each batch makes a few sends, not dozens."""
-        out: list[bytes | memoryview] = []
-        small: list[Any] = []
-        for chunk in self._chunks:
-            view = memoryview(chunk)
-            if view.nbytes < SMALL_PIECE_BYTES:
-                small.append(view)
-                continue
-            if small:
-                out.append(b"".join(small))
-                small.clear()
-            out.append(view)
-        if small:
-            out.append(b"".join(small))
-        self._chunks.clear()
-        return out
 
 
 def _has_dictionary(t: pa.DataType) -> bool:
@@ -100,7 +46,7 @@ def arrow_file_response(reader: pa.RecordBatchReader, context: str,
         # such a result is unified whole before it is written.
         with lance_errors(context):
             return table_response(reader.read_all())
-    sink = _ChunkSink()
+    sink = PieceSink()
     writer = pa.ipc.new_file(sink, reader.schema)
     head: list[bytes] = []
     size = 0
@@ -149,7 +95,7 @@ async def _stream_rest(head: list[bytes], rest: _Rest) -> AsyncIterator[bytes | 
 class _Rest:
     """The batches of a result not yet sent, and the writer that frames them."""
 
-    def __init__(self, reader: pa.RecordBatchReader, writer: Any, sink: _ChunkSink,
+    def __init__(self, reader: pa.RecordBatchReader, writer: Any, sink: PieceSink,
                  work: Work | None = None) -> None:
         self.reader = reader
         self.writer = writer
@@ -180,7 +126,7 @@ class _Rest:
 
 def table_response(table: pa.Table) -> Response:
     """A small, already materialised result."""
-    sink = _ChunkSink()
+    sink = PieceSink()
     options = pa.ipc.IpcWriteOptions(unify_dictionaries=True)
     with pa.ipc.new_file(sink, table.schema, options=options) as writer:
         writer.write_table(table)
