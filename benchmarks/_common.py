@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -345,3 +345,37 @@ def write_results(name: str, results: dict[str, Any]) -> Path:
     path = RESULTS_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps({"environment": environment(), **results}, indent=2) + "\n")
     return path
+
+
+def threads_qps(make: Callable[[], Callable[[int], object]], clients: int,
+                seconds: float) -> float:
+    """Queries per second of ``clients`` threads querying back to back: each thread has
+    its own runner from ``make()``, called with a running count unique across threads."""
+    runners = [make() for _ in range(clients)]
+    counts = [0] * clients
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(clients + 1)
+    deadline = [0.0]
+
+    def work(i: int) -> None:
+        barrier.wait()
+        n = 0
+        try:
+            while time.perf_counter() < deadline[0]:
+                runners[i](n * clients + i)
+                n += 1
+        except BaseException as exc:  # re-raised below
+            errors.append(exc)
+        counts[i] = n
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    began = time.perf_counter()
+    deadline[0] = began + seconds
+    barrier.wait()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return sum(counts) / (time.perf_counter() - began)

@@ -39,7 +39,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -69,6 +68,7 @@ from _common import (
     reference_in_subprocess,
     serve_in_subprocess,
     settle,
+    threads_qps,
     write_results,
 )
 from bench_query import TABLE, TABLE_ID, WORDS, load
@@ -147,39 +147,6 @@ def interleaved(cases: dict[str, Run], rounds: int, warmup: int) -> dict[str, li
             cases[name]()
             seconds[name].append(time.perf_counter() - started)
     return seconds
-
-
-def qps_slot(make: Callable[[], Callable[[int], object]], clients: int,
-             seconds: float) -> float:
-    """Queries per second of ``clients`` threads querying back to back."""
-    runners = [make() for _ in range(clients)]
-    counts = [0] * clients
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(clients + 1)
-    deadline = [0.0]
-
-    def work(i: int) -> None:
-        barrier.wait()
-        n = 0
-        try:
-            while time.perf_counter() < deadline[0]:
-                runners[i](n * clients + i)
-                n += 1
-        except BaseException as exc:  # re-raised below
-            errors.append(exc)
-        counts[i] = n
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    began = time.perf_counter()
-    deadline[0] = began + seconds
-    barrier.wait()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return sum(counts) / (time.perf_counter() - began)
 
 
 # ---------------------------------------------------------------------- the bench
@@ -339,7 +306,7 @@ class Bench:
             makers["reference"] = reference
             for clients in (16, 4):
                 for make in makers.values():  # warm-up: connections, caches
-                    qps_slot(make, clients, 0.5)
+                    threads_qps(make, clients, 0.5)
                 qps: dict[str, list[float]] = {name: [] for name in makers}
                 cpu: dict[str, list[float]] = {name: [] for name in makers}
                 for slot in range(3):
@@ -348,7 +315,7 @@ class Bench:
                     for name in order:
                         before = cpu_seconds() + (cpu_seconds(pids[name], children=True)
                                                   if name in pids else 0.0)
-                        rate = qps_slot(makers[name], clients, self.opts.seconds)
+                        rate = threads_qps(makers[name], clients, self.opts.seconds)
                         after = cpu_seconds() + (cpu_seconds(pids[name], children=True)
                                                  if name in pids else 0.0)
                         qps[name].append(rate)

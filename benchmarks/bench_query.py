@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ from _common import (
     reference_in_subprocess,
     schema,
     serve_in_subprocess,
+    threads_qps,
     write_results,
 )
 
@@ -210,35 +210,10 @@ def _http_client(url: str, table_id: str) -> Callable[[], Query]:
 def qps_slot(make: Callable[[], Query], clients: int, seconds: float,
              queries: np.ndarray) -> float:
     """Queries per second of ``clients`` threads, each querying back to back."""
-    runners = [make() for _ in range(clients)]
-    counts = [0] * clients
-    errors: list[BaseException] = []
-    start = threading.Barrier(clients + 1)
-    deadline = [0.0]
-
-    def work(i: int) -> None:
-        start.wait()
-        n = 0
-        try:
-            while time.perf_counter() < deadline[0]:
-                runners[i](queries[(n * clients + i) % len(queries)])
-                n += 1
-        except BaseException as exc:  # reported by the caller
-            errors.append(exc)
-        counts[i] = n
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
-    for t in threads:
-        t.start()
-    began = time.perf_counter()
-    deadline[0] = began + seconds
-    start.wait()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-    total: int = sum(counts[i] for i in range(clients))
-    return total / (time.perf_counter() - began)
+    def indexed() -> Callable[[int], object]:
+        run = make()
+        return lambda n: run(queries[n % len(queries)])
+    return threads_qps(indexed, clients, seconds)
 
 
 def _process_client(url: str, table_id: str, queries: np.ndarray, seconds: float,
