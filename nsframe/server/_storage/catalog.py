@@ -353,24 +353,23 @@ class Catalog:
 
     def superseded(self, entry: Entry) -> bool:
         """Whether ``entry`` is the old name of a rename whose new name is filed."""
-        target = self.entries.body(entry).get("renaming_to")
-        if not isinstance(target, str):
-            return False
-        new = self.entries.latest(target)
-        return (new is not None and new.state in LIVE_TABLE and new.uid == entry.uid
-                and self.entries.body(new).get("renamed_from") == entry.folder)
+        return self._rename_partner(entry, "renaming_to", "renamed_from")
 
     def shares_data(self, entry: Entry) -> bool:
         """Whether another live entry names ``entry``'s data folder (a rename under way):
         dropping one of the two names must not delete the other's data."""
-        if self.superseded(entry):
-            return True
-        source = self.entries.body(entry).get("renamed_from")
-        if not isinstance(source, str):
+        return self.superseded(entry) \
+            or self._rename_partner(entry, "renamed_from", "renaming_to")
+
+    def _rename_partner(self, entry: Entry, link: str, back: str) -> bool:
+        """Whether the entry that ``entry``'s body names under ``link`` is live, of the
+        same table, and names ``entry`` back under ``back``: the two ends of a rename."""
+        target = self.entries.body(entry).get(link)
+        if not isinstance(target, str):
             return False
-        old = self.entries.latest(source)
-        return (old is not None and old.state in LIVE_TABLE and old.uid == entry.uid
-                and self.entries.body(old).get("renaming_to") == entry.folder)
+        other = self.entries.latest(target)
+        return (other is not None and other.state in LIVE_TABLE and other.uid == entry.uid
+                and self.entries.body(other).get(back) == entry.folder)
 
     def table_state(self, parts: list[str]) -> str:
         """'created', 'declared' or 'missing'."""
