@@ -67,7 +67,8 @@ from _common import (
     schema,
     write_results,
 )
-from bench_query import CASES, NAMESPACE, PQ, TABLE_ID, WORDS, ok, post_query, worded
+from bench_query import CASES, NAMESPACE, PQ, TABLE_ID, WORDS, ok, post_query
+from bench_query import load as load_query_table
 
 from tests.support.s3 import Proxy, S3Endpoint, moto_server
 
@@ -104,16 +105,9 @@ def serve(root: str, env: Mapping[str, str], *extra: str) -> Iterator[str]:
 
 
 def load(http: requests.Session, url: str, rows: int) -> None:
-    """The query table and the two insert tables, all through nsframe."""
-    ok(http.post(f"{url}/v1/namespace/{NAMESPACE}/create", json={}))
-    ok(http.post(f"{url}/v1/table/{TABLE_ID}/create",
-                 data=IpcStreamBody(worded(batches(rows)), schema()), headers=ARROW_STREAM))
-    started = time.perf_counter()
-    ok(http.post(f"{url}/v1/table/{TABLE_ID}/create_index",
-                 json={"column": "vector", "index_type": "IVF_PQ", **PQ}))
-    ok(http.post(f"{url}/v1/table/{TABLE_ID}/create_scalar_index",
-                 json={"column": "text", "index_type": "FTS"}))
-    print(f"loaded {rows:,} rows, indexes built in {time.perf_counter() - started:.1f}s")
+    """bench_query's table (rows and indexes) and the two insert tables, all through
+    nsframe."""
+    load_query_table(http, url, rows)
     for table in (INSERT_TABLE, DIRECT_TABLE):
         ok(http.post(f"{url}/v1/table/{table}/create",
                      data=IpcStreamBody(batches(10), schema()), headers=ARROW_STREAM))

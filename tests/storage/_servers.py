@@ -193,6 +193,27 @@ class ServerProcess:
         return found[:limit]
 
 
+def print_logs(servers: list[ServerProcess]) -> None:
+    """Shown by pytest only when the test failed: what the servers logged as errors."""
+    for server in servers:
+        errors = server.log_errors()
+        if errors:
+            print(f"--- {server.name} error lines ({server.log_path}) ---")
+            print("\n".join(errors))
+
+
+def kept_running(servers: list[ServerProcess]) -> Iterator[list[ServerProcess]]:
+    """A fixture's body: ``servers`` all running (one that died in an earlier test is
+    restarted), their error lines shown after the test, and each still alive then."""
+    for server in servers:
+        if not server.alive:
+            server.start()
+    yield servers
+    print_logs(servers)
+    for server in servers:
+        assert server.alive, f"{server.name} died during the test\n{server.log_tail()}"
+
+
 @contextmanager
 def cluster(root: str, count: int, log_dir: Path, *, extra_args: Sequence[str] = (),
             env: Mapping[str, str] | None = None) -> Iterator[list[ServerProcess]]:

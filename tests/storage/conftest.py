@@ -16,16 +16,7 @@ from pathlib import Path
 import pytest
 
 from ._rest import Api
-from ._servers import REPO, ServerProcess, cluster
-
-
-def _print_logs(servers: list[ServerProcess]) -> None:
-    """Shown by pytest only when the test failed: what the servers logged as errors."""
-    for server in servers:
-        errors = server.log_errors()
-        if errors:
-            print(f"--- {server.name} error lines ({server.log_path}) ---")
-            print("\n".join(errors))
+from ._servers import REPO, ServerProcess, cluster, kept_running, print_logs
 
 
 @pytest.fixture(scope="session")
@@ -55,13 +46,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory,
 @pytest.fixture
 def servers(pair: list[ServerProcess]) -> Iterator[list[ServerProcess]]:
     """The pair, both running (a server that died in an earlier test is restarted)."""
-    for server in pair:
-        if not server.alive:
-            server.start()
-    yield pair
-    _print_logs(pair)
-    for server in pair:
-        assert server.alive, f"{server.name} died during the test\n{server.log_tail()}"
+    yield from kept_running(pair)
 
 
 @pytest.fixture
@@ -88,6 +73,6 @@ def solo(tmp_path: Path, code_under_test: Path) -> Iterator[ServerProcess]:
     try:
         server.start()
         yield server
-        _print_logs([server])
+        print_logs([server])
     finally:
         server.kill()

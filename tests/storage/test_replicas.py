@@ -17,8 +17,7 @@ import pytest
 
 from tests.support.s3 import S3Endpoint
 
-from ._servers import ServerProcess, cluster
-from .conftest import _print_logs
+from ._servers import ServerProcess, cluster, kept_running
 from .test_multiprocess import (
     test_drop_during_inserts_stays_dropped as test_drop_during_inserts_on_replicas,
 )
@@ -67,13 +66,7 @@ def replicas(s3: S3Endpoint, tmp_path_factory: pytest.TempPathFactory,
 @pytest.fixture
 def servers(replicas: list[ServerProcess]) -> Iterator[list[ServerProcess]]:
     """The replicas, all running; they must all still run after the test."""
-    for server in replicas:
-        if not server.alive:
-            server.start()
-    yield replicas
-    _print_logs(replicas)
-    for server in replicas:
-        assert server.alive, f"{server.name} died during the test\n{server.log_tail()}"
+    yield from kept_running(replicas)
 
 
 def test_replica_logs_hold_no_secret(replicas: list[ServerProcess], s3: S3Endpoint) -> None:
