@@ -96,19 +96,9 @@ class FastPath:
                                          headers=headers, timeout=timeout, stream=stream)
         if params:
             url = f"{url}?{urlencode(list(params.items()))}"
-        # Session headers first, the call's over them (as requests merges them).
-        sent = {k: v if isinstance(v, str) else v.decode("latin-1")
-                for k, v in self._session.headers.items()}
-        sent.update(headers or {})
-        chunked = False
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            sent["Content-Length"] = str(memoryview(data).nbytes)
-        elif data is not None:
-            sent["Transfer-Encoding"] = "chunked"
-            chunked = True
-        elif method in _BODY_METHODS:
-            sent["Content-Length"] = "0"  # as requests sends a body-less POST
-        request = _request_record(method, url, sent)
+        sent = request_headers(self._session, method, data, headers)
+        chunked = "Transfer-Encoding" in sent
+        request = request_record(method, url, sent)
         try:
             raw = self._pool.urlopen(
                 method, url[len(self._origin):], body=data, headers=sent,
@@ -127,7 +117,23 @@ class FastPath:
         return resp
 
 
-def _request_record(method: str, url: str, headers: dict[str, str]) -> requests.PreparedRequest:
+def request_headers(session: requests.Session, method: str, data: Body,
+                    headers: Mapping[str, str] | None) -> dict[str, str]:
+    """The headers ``session.request`` would send: the session's, the call's over them
+    (as requests merges them), and the body's length or chunked framing."""
+    sent = {k: v if isinstance(v, str) else v.decode("latin-1")
+            for k, v in session.headers.items()}
+    sent.update(headers or {})
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        sent["Content-Length"] = str(memoryview(data).nbytes)
+    elif data is not None:
+        sent["Transfer-Encoding"] = "chunked"
+    elif method in _BODY_METHODS:
+        sent["Content-Length"] = "0"  # as requests sends a body-less POST
+    return sent
+
+
+def request_record(method: str, url: str, headers: dict[str, str]) -> requests.PreparedRequest:
     """What a `requests.Response` says was sent (``resp.request``), without preparing it."""
     record = requests.PreparedRequest()
     record.method = method

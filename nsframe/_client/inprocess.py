@@ -35,6 +35,8 @@ from requests.hooks import dispatch_hook
 from requests.structures import CaseInsensitiveDict
 from urllib3.exceptions import ProtocolError
 
+from nsframe._client.fastpath import Body, request_headers, request_record
+
 # The scope key that tells the server's endpoint the request came in process.
 IN_PROCESS = "nsframe.in_process"
 # Body bytes the app may produce ahead of the reader before it waits.
@@ -45,7 +47,6 @@ log = logging.getLogger("nsframe.client")
 Message = MutableMapping[str, Any]
 App = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[Message]],
                 Callable[[Message], Awaitable[None]]], Awaitable[None]]
-Body = bytes | Iterator[bytes] | None
 
 
 class InProcess:
@@ -99,16 +100,8 @@ class InProcess:
             url = f"{url}?{query}"
         # The headers an HTTP request would carry, Host included (a server may pick
         # the database from it).
-        sent = {"Host": self._netloc}
-        sent.update({k: v if isinstance(v, str) else v.decode("latin-1")
-                     for k, v in self._session.headers.items()})
-        sent.update(headers or {})
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            sent["Content-Length"] = str(memoryview(data).nbytes)
-        elif data is not None:
-            sent["Transfer-Encoding"] = "chunked"
-        elif method in ("POST", "PUT", "PATCH", "DELETE", "OPTIONS"):
-            sent["Content-Length"] = "0"
+        sent = {"Host": self._netloc,
+                **request_headers(self._session, method, data, headers)}
         scope: dict[str, Any] = {
             "type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"},
             "http_version": "1.1", "method": method, "scheme": "http",
@@ -118,9 +111,7 @@ class InProcess:
                         for k, v in sent.items()],
             "server": self._server, "client": ("127.0.0.1", 0), IN_PROCESS: True,
         }
-        record = requests.PreparedRequest()
-        record.method, record.url = method, url
-        record.headers = CaseInsensitiveDict(sent)
+        record = request_record(method, url, sent)
         exchange = _Exchange(self._loop(), self._app, scope, data)
         try:
             exchange.start()
