@@ -19,19 +19,16 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.types import Scope
 
-from nsframe._protocol.routes import READ_VERSION_HEADER
-
 LANCEDB = "lancedb"
 _SCOPE_KEY = "nsframe.dialect"
 _HEADER_PREFIX = b"x-lancedb-"
 _USER_AGENT_PREFIX = b"lancedb-"
-# Sent with the rows of every query (to any client): the version they reflect. nsframe's
-# client pins the later pages of a whole-table read to it. LanceDB's client then asks
-# for at least that version (x-lancedb-min-read-version); with x-lancedb-min-version
-# and x-lancedb-min-timestamp it asks that no read be older than a write or a
-# checkout_latest() it saw. Every request here reads the newest manifest of its table
-# (`DatasetCache.get`), so each of those holds without looking at the headers.
-VERSION_HEADER = READ_VERSION_HEADER
+# Every query answers the version its rows reflect (routes.READ_VERSION_HEADER, to any
+# client). LanceDB's client then asks for at least that version
+# (x-lancedb-min-read-version); with x-lancedb-min-version and x-lancedb-min-timestamp it
+# asks that no read be older than a write or a checkout_latest() it saw. Every request
+# here reads the newest manifest of its table (`DatasetCache.get`), so each of those
+# holds without looking at the headers.
 
 
 def mark(scope: Scope, had_trailing_slash: bool) -> None:

@@ -18,8 +18,8 @@ import pyarrow.compute as pc
 from lance.dataset import LanceDataset, LanceScanner
 from starlette.responses import JSONResponse, Response
 
+from nsframe._protocol.routes import READ_VERSION_HEADER
 from nsframe.exceptions import InvalidInputError, SchemaMismatchError
-from nsframe.server._http import dialect
 from nsframe.server._http.handler import Call
 from nsframe.server._http.results import arrow_file_response, table_response
 from nsframe.server._limits import Limits
@@ -60,7 +60,7 @@ def _run_query(call: Call[QueryRequest]) -> Response:
     response = _answer(call, ds, columns, vector, text)
     # The version the rows reflect: LanceDB's client asks for at least it next time, and
     # nsframe's pins the further pages of a whole-table read to it (no describe first).
-    response.headers[dialect.VERSION_HEADER] = str(ds.version)
+    response.headers[READ_VERSION_HEADER] = str(ds.version)
     return response
 
 
