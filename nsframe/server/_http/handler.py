@@ -5,7 +5,8 @@ operation's request model filled in as ``args``) and returning a JSON-able dict,
 Response. They run in a worker thread of their route's lane (`capacity`), because Lance
 calls block. Everything a hostile client could use to hold a thread happens before: the
 media type is checked, the JSON body read under its timeouts, the model decoded and its
-limits checked, all on the event loop.
+limits checked, all on the event loop. The embedded client's own in-process calls
+(`nsframe._client.inprocess`) skip the lanes: a JSON handler runs on the calling thread.
 """
 
 from __future__ import annotations
@@ -142,6 +143,11 @@ async def _in_lane(handler: Handler, call: Call[Any], watch: bool) -> Any:
         watcher.cancel()
 
 
+def _as_response(result: Any) -> Response:
+    """A handler's answer: a Response as it is, anything else as JSON."""
+    return result if isinstance(result, Response) else JSONResponse(result)
+
+
 def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
              has_id: bool = True, in_thread: bool = True, weight: Weight = "light",
              body: Body | None = None) -> Callable[[Request], Awaitable[Response]]:
@@ -181,13 +187,11 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
         if not in_thread or (in_process and json_body):
             # A JSON request from the embedded client (nsframe._client.inprocess) runs on
             # the caller's own thread and event loop, which nothing else waits on.
-            result = handler(call)
-            return result if isinstance(result, Response) else JSONResponse(result)
+            return _as_response(handler(call))
         if lane is None:
             # In process with an Arrow body: pulled from the caller's iterator by a worker
             # thread of the caller's loop while Lance writes.
-            result = await anyio.to_thread.run_sync(handler, call)
-            return result if isinstance(result, Response) else JSONResponse(result)
+            return _as_response(await anyio.to_thread.run_sync(handler, call))
         # The slot is held until the answer is sent, a streamed one included.
         release = await lane.admit()
         try:
@@ -197,8 +201,7 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
         except BaseException:
             release()
             raise
-        return HeldResponse(result if isinstance(result, Response) else JSONResponse(result),
-                            release)
+        return HeldResponse(_as_response(result), release)
 
     run.__name__ = handler.__name__
     run.__doc__ = handler.__doc__
