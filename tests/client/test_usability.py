@@ -170,11 +170,11 @@ def test_versions_display_as_a_history(tbl: nsframe.Table) -> None:
     assert [v.version for v in history] == [1, 2]  # still a list of Version
     assert history[0].tags == ("raw",) and history[1].operation == "Append"
     text = repr(history)
-    assert text.splitlines()[0].split() == ["version", "timestamp", "operation", "predicate",
+    assert text.splitlines()[0].split() == ["version", "timestamp", "operation", "details",
                                             "rows", "tags"]
     assert len(text.splitlines()) == 4 and "raw" in text.splitlines()[1]
     frame = tbl.history()
-    assert list(frame.columns) == ["version", "timestamp", "operation", "predicate", "rows",
+    assert list(frame.columns) == ["version", "timestamp", "operation", "details", "rows",
                                    "tags"]
     assert frame["rows"].tolist() == [3, 4]
     assert list(frame["tags"][0]) == ["raw"]
@@ -238,3 +238,13 @@ def test_inserting_an_extra_column_advises_what_works(named: nsframe.Table) -> N
     named.add_columns([pa.field("extra", pa.int64())])  # the advice, followed, works
     named.add(pd.DataFrame({"id": [3], "name": ["c"], "extra": [1]}))
     assert named.count_rows() == 3
+
+
+def test_history_says_what_each_operation_was_given(tbl: nsframe.Table) -> None:
+    tbl.delete("id = 1")
+    tbl.restore(1)
+    tbl.add({"id": [4], "vector": [[0.0] * 4]})
+    frame = tbl.history()
+    assert frame["details"].tolist() == ["", "where (id = 1)", "from version 1", ""]
+    assert not frame["details"].isna().any()
+    assert "from version 1" in repr(tbl.versions())
