@@ -4,8 +4,8 @@ For each size (1k, 50k and 1M rows by default), the table is made through nsfram
 embedded connection, indexed with ``create_index()`` and nothing else, and 50 queries are
 answered twice: with the index at the query's defaults, and by brute force
 (``bypass_vector_index``). Recall@10 is the share of the brute-force top 10 that the
-indexed search finds. The vectors are a mixture of Gaussian clusters (about 200 rows
-each), as embeddings of real text cluster; uniform noise has no neighbours worth finding.
+indexed search finds. The vectors lie near a 32-dimensional subspace, with a little noise
+in every dimension, as embeddings of text do.
 
     .venv/bin/python benchmarks/bench_index_defaults.py [--sizes 1000 50000 1000000]
 """
@@ -24,23 +24,25 @@ import nsframe
 
 DIM = 384
 QUERIES = 50
-# About 200 rows a cluster: each query has real neighbours, as embeddings of text do.
-ROWS_PER_CLUSTER = 200
+# Embeddings of text vary along far fewer directions than they have dimensions; points
+# drawn uniformly in 384 dimensions are all about as far from each other, so no index
+# (nor any user) could tell their neighbours apart.
+LATENT = 32
+NOISE = 0.1
 
 
-def centres(rows: int) -> np.ndarray:
-    """The cluster centres of a ``rows``-row table: one per ROWS_PER_CLUSTER rows."""
-    count = max(5, rows // ROWS_PER_CLUSTER)
-    return np.random.default_rng(0).normal(size=(count, DIM)).astype(np.float32)
+def basis() -> np.ndarray:
+    """A fixed map from LATENT to DIM dimensions: the data lies near a low-rank subspace."""
+    return np.random.default_rng(0).normal(size=(LATENT, DIM)).astype(np.float32)
 
 
-def clustered(rows: int, points: np.ndarray, seed: int = 1,
-              batch: int = 50_000) -> Iterator[pa.RecordBatch]:
+def embeddings(rows: int, seed: int, batch: int = 50_000) -> Iterator[pa.RecordBatch]:
     rng = np.random.default_rng(seed)
+    projection = basis()
     for start in range(0, rows, batch):
         n = min(batch, rows - start)
-        picks = rng.integers(0, len(points), n)
-        vectors = points[picks] + 0.35 * rng.normal(size=(n, DIM)).astype(np.float32)
+        latent = rng.normal(size=(n, LATENT)).astype(np.float32)
+        vectors = latent @ projection + NOISE * rng.normal(size=(n, DIM)).astype(np.float32)
         yield pa.record_batch({
             "id": pa.array(np.arange(start, start + n)),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM),
@@ -49,8 +51,7 @@ def clustered(rows: int, points: np.ndarray, seed: int = 1,
 
 def measure(rows: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as folder, nsframe.connect(folder) as conn:
-        points = centres(rows)
-        batches = clustered(rows, points)
+        batches = embeddings(rows, seed=1)
         first = next(batches)
         table = conn.create_table("wide", first)
         for more in batches:
@@ -59,7 +60,7 @@ def measure(rows: int) -> dict[str, object]:
         built = table.create_index()
         seconds = time.perf_counter() - started
         stats = table.index_stats(built.name)
-        queries = next(clustered(QUERIES, points, seed=2)).column("vector").to_numpy(
+        queries = next(embeddings(QUERIES, seed=2)).column("vector").to_numpy(
             zero_copy_only=False)
         found = 0
         for query in queries:

@@ -33,7 +33,7 @@ from nsframe.server._storage.errors import lance_errors
 RRF_K = 60
 RELEVANCE = "_relevance_score"
 # Columns a query may name that are not in the table.
-SEARCH_COLUMNS = ("_distance", "_score", "_rowid", "_rowaddr")
+SEARCH_COLUMNS = ("_distance", "_score", "_rowid", "_rowaddr", "_rowoffset")
 # A field path (plain or backtick-quoted segments); any other alias value is SQL.
 _SEGMENT = r"(?:[A-Za-z_][A-Za-z0-9_]*|`(?:[^`]|``)+`)"
 _PATH = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
