@@ -91,6 +91,7 @@ def to_pandas(table: pa.Table, *, dtype_backend: str | None = "numpy_nullable") 
         raise ValueError(
             f"dtype_backend must be one of {', '.join(PANDAS_BACKENDS)}; got {dtype_backend!r}."
         )
+    table = unique_dictionaries(table)
     if backend != "pyarrow" and any(c.num_chunks > 1 for c in table.columns):
         # Converting one contiguous chunk per column is about 3x faster than many pieces.
         table = table.combine_chunks()
@@ -115,6 +116,42 @@ def to_pandas(table: pa.Table, *, dtype_backend: str | None = "numpy_nullable") 
         if name in frame.columns and isinstance(frame[name].dtype, pd.CategoricalDtype):
             frame[name] = _restore_categories(pd, frame[name], entry)
     return frame
+
+
+def unique_dictionaries(table: pa.Table) -> pa.Table:
+    """``table`` with every dictionary column's chunks sharing one duplicate-free dictionary.
+
+    Lance may answer a scan over fragments written with different dictionaries (a pandas
+    categorical, then a polars one) as one chunk whose dictionary repeats values
+    (``['a', 'b', 'c', 'c', 'a']``); pandas refuses such categories. Only dictionary
+    columns are touched, and only when they need it.
+    """
+    for index, field in enumerate(table.schema):
+        if not pa.types.is_dictionary(field.type):
+            continue
+        column = table.column(index)
+        chunks = column.chunks
+        if len(chunks) <= 1 and all(_dictionary_is_unique(c) for c in chunks):
+            continue
+        merged = pa.chunked_array([_dedupe_dictionary(c) for c in chunks], field.type)
+        table = table.set_column(index, field, merged.unify_dictionaries())
+    return table
+
+
+def _dictionary_is_unique(chunk: pa.DictionaryArray) -> bool:
+    dictionary = chunk.dictionary
+    return len(dictionary) < 2 or len(dictionary.unique()) == len(dictionary)
+
+
+def _dedupe_dictionary(chunk: pa.DictionaryArray) -> pa.DictionaryArray:
+    if _dictionary_is_unique(chunk):
+        return chunk
+    import pyarrow.compute as pc
+
+    values = chunk.dictionary.unique()  # first appearance order
+    position = pc.index_in(chunk.dictionary, value_set=values).cast(chunk.indices.type)
+    return pa.DictionaryArray.from_arrays(pc.take(position, chunk.indices), values,
+                                          ordered=chunk.type.ordered)
 
 
 def _restore_categories(pd: Any, column: pd.Series, entry: dict[str, Any]) -> pd.Series:
@@ -174,7 +211,7 @@ def to_polars(table: pa.Table) -> pl.DataFrame:
     polars types come back from the Arrow types and field metadata it wrote
     (``Categorical``, ``Enum``, ``Array``, ...).
     """
-    frame: pl.DataFrame = _polars().from_arrow(table)
+    frame: pl.DataFrame = _polars().from_arrow(unique_dictionaries(table))
     return frame
 
 

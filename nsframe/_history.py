@@ -2,7 +2,8 @@
 
 It is a list of `Version` (so code that iterates ``tbl.versions()`` keeps working) that
 displays as rows with the columns of deltalake's ``history()``: version, timestamp,
-operation (and the predicate of a delete), rows and tags, and converts to a pandas, polars
+operation, its details (the condition of a delete or update, the version a restore went
+back to), rows and tags, and converts to a pandas, polars
 or Arrow frame.
 """
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
-COLUMNS = ("version", "timestamp", "operation", "predicate", "rows", "tags")
+COLUMNS = ("version", "timestamp", "operation", "details", "rows", "tags")
 # Versions shown by the repr before it elides the middle, as pandas does for long frames.
 SHOWN = 20
 
@@ -33,12 +34,12 @@ class History(list[Version]):
         super().__init__(versions)
 
     def to_arrow(self) -> pa.Table:
-        """One row per version: version, timestamp, operation, predicate, rows, tags."""
+        """One row per version: version, timestamp, operation, details, rows, tags."""
         return pa.table({
             "version": pa.array([v.version for v in self], pa.int64()),
             "timestamp": pa.array([v.timestamp for v in self], pa.timestamp("ms", tz="UTC")),
             "operation": pa.array([v.operation for v in self], pa.string()),
-            "predicate": pa.array([_predicate(v) for v in self], pa.string()),
+            "details": pa.array([details(v) for v in self], pa.string()),
             "rows": pa.array([v.num_rows for v in self], pa.int64()),
             "tags": pa.array([list(v.tags) for v in self], pa.list_(pa.string())),
         })
@@ -53,7 +54,7 @@ class History(list[Version]):
         rows = []
         for v in self:
             when = v.timestamp.strftime("%Y-%m-%d %H:%M:%S") if v.timestamp else ""
-            rows.append([str(v.version), when, v.operation, _predicate(v) or "",
+            rows.append([str(v.version), when, v.operation, details(v),
                          "" if v.num_rows is None else str(v.num_rows), ", ".join(v.tags)])
         if len(rows) > SHOWN:
             rows = [*rows[:SHOWN // 2], ["…"] * len(COLUMNS), *rows[-SHOWN // 2:]]
@@ -74,7 +75,13 @@ class History(list[Version]):
                 f"<p>{len(self)} versions</p>")
 
 
-def _predicate(version: Version) -> str | None:
-    """The condition of a delete (or update), on one line; None for other operations."""
-    found = version.metadata.get("predicate")
-    return " ".join(found.split()) if found else None
+def details(version: Version) -> str:
+    """What a version's operation was given, on one line: ``where <condition>`` for a delete
+    or an update, ``from version N`` for a restore, else empty (never a null)."""
+    predicate = version.metadata.get("predicate")
+    if predicate:
+        return "where " + " ".join(predicate.split())
+    restored = version.metadata.get("restored_version")
+    if restored:
+        return f"from version {restored}"
+    return ""

@@ -28,7 +28,8 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
      "only vector column."),
     (re.compile(r"The vector_column (\S+) is"), r"The column \1 (column=) is"),
     (re.compile(r"vector\.single_vector has (\d+) numbers"), r"The query vector has \1 numbers"),
-    (re.compile(r"insert with mode=overwrite"), "insert with mode='overwrite'"),
+    (re.compile(r"or add them to the table first \(add_columns\)"),
+     "or add them to the table first: tbl.add_columns([pa.field(name, type)])"),
     (re.compile(r"or use behavior Cascade\."), "or pass behavior='cascade'."),
     (re.compile(r"The member 'predicate' is required"), "delete() needs a SQL condition"),
     (re.compile(r"The member 'columns' has both column_names and column_aliases: send one "

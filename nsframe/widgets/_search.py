@@ -118,8 +118,14 @@ class SearchPanel(widgets.VBox):  # type: ignore[misc]
         view = self._view()
         if view is None:
             raise ValueError("Pick a table first.")
-        query, what = self.query(view)
-        rows = query.to_arrow()
+        try:
+            query, what = self.query(view)
+            rows = query.to_arrow()
+        except Exception:
+            # The last search's results would stay under the error with their heading,
+            # as if they answered this one: show the table's rows again.
+            self._reset()
+            raise
         self._show(rows, f"search: {rows.num_rows} {what}")
         self._messages.info(f"Search found {rows.num_rows} rows; 'Back to rows' returns "
                             "to the table.")

@@ -310,3 +310,28 @@ def test_a_generator_of_batches_is_inserted_whole(conn: nsframe.Connection, ns: 
     result = tbl.insert(generated(35))
     assert result.num_rows == 35
     assert sorted(tbl.to_arrow().column("x").to_pylist()) == list(range(35))
+
+
+# ------------------------------------------------- dictionaries from several writers
+def test_a_polars_append_to_a_pandas_categorical_reads_back_filtered(conn: Any, ns: str) -> None:
+    """Lance answers a filtered scan over both writers' fragments as one chunk whose
+    dictionary repeats values (['a', 'b', 'c', 'c', 'a']); pandas refused it."""
+    frame = pd.DataFrame({"id": range(6), "category": pd.Categorical(list("abcabc"))})
+    table = frame.ns.to_table(f"{ns}$t", conn=conn)
+    pl.DataFrame({"id": [6, 7], "category": pl.Series(["c", "a"], dtype=pl.Categorical)}
+                 ).ns.insert(table)
+
+    got = table.search().where("id >= 0").to_pandas().sort_values("id")
+    assert list(got["category"]) == list("abcabcca")
+    assert list(got["category"].cat.categories) == ["a", "b", "c"]
+    polars = table.search().where("id >= 0").to_polars().sort("id")
+    assert polars["category"].to_list() == list("abcabcca")
+
+
+def test_duplicate_dictionary_values_become_one_category_each() -> None:
+    chunk = pa.DictionaryArray.from_arrays(pa.array([0, 1, 3, 4, 2], pa.int8()),
+                                           pa.array(["a", "b", "c", "c", "a"]))
+    table = _frames.unique_dictionaries(pa.table({"c": chunk}))
+    column = table.column("c").chunk(0)
+    assert column.dictionary.to_pylist() == ["a", "b", "c"]
+    assert column.to_pylist() == ["a", "b", "c", "a", "c"]

@@ -315,6 +315,33 @@ def test_missing_table(conn: nsframe.Connection, ns: str) -> None:
     assert "count_rows" in repr(info.value) and info.value.method == "POST"
 
 
+@pytest.mark.parametrize("call", [
+    pytest.param({}, id="no-arguments"),
+    pytest.param({"index_type": "IVF_PQ", "distance_type": "cosine", "num_partitions": 64},
+                 id="the-guide's-call"),
+    pytest.param({"index_type": "IVF_HNSW_PQ"}, id="hnsw-pq"),
+])
+def test_create_index_works_out_what_the_call_leaves_out(
+    conn: nsframe.Connection, ns: str, call: dict[str, object]
+) -> None:
+    """pylance requires num_sub_vectors for PQ types ("num_partitions and num_sub_vectors
+    are required"); the server now derives it from the column's width, as LanceDB does."""
+    table = conn.create_table(f"{ns}$wide", items(1000, dim=384))
+    built = table.create_index("vector", **call)
+    assert built.columns == ("vector",)
+    query = items(1, start=7, dim=384).column("vector")[0].values.to_numpy()
+    assert table.search(query).limit(10).to_arrow().num_rows == 10
+
+
+@pytest.mark.parametrize(("dimension", "expected"), [(384, 24), (128, 8), (100, 10),
+                                                     (7, 1), (1536, 96), (12, 1)])
+def test_default_pq_sub_vectors_divide_the_dimension(dimension: int, expected: int) -> None:
+    from nsframe.server._routes.indexes import default_num_sub_vectors
+
+    assert default_num_sub_vectors(dimension) == expected
+    assert dimension % expected == 0
+
+
 def test_indexes(conn: nsframe.Connection, ns: str) -> None:
     big = conn.create_table(f"{ns}$big", items(600, dim=8))
     big.create_index("vector", "IVF_PQ", num_partitions=2, num_sub_vectors=2,

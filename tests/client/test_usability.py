@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -169,11 +170,11 @@ def test_versions_display_as_a_history(tbl: nsframe.Table) -> None:
     assert [v.version for v in history] == [1, 2]  # still a list of Version
     assert history[0].tags == ("raw",) and history[1].operation == "Append"
     text = repr(history)
-    assert text.splitlines()[0].split() == ["version", "timestamp", "operation", "predicate",
+    assert text.splitlines()[0].split() == ["version", "timestamp", "operation", "details",
                                             "rows", "tags"]
     assert len(text.splitlines()) == 4 and "raw" in text.splitlines()[1]
     frame = tbl.history()
-    assert list(frame.columns) == ["version", "timestamp", "operation", "predicate", "rows",
+    assert list(frame.columns) == ["version", "timestamp", "operation", "details", "rows",
                                    "tags"]
     assert frame["rows"].tolist() == [3, 4]
     assert list(frame["tags"][0]) == ["raw"]
@@ -202,3 +203,48 @@ def test_arrow_input_keeps_its_types(tbl: nsframe.Table) -> None:
         pa.array([1.0, 2.0, 3.0], pa.float32()), 3)})
     with pytest.raises(nsframe.exceptions.SchemaMismatchError):
         tbl.insert(data)
+
+
+# ------------------------------------------------------------- advice that works
+@pytest.fixture
+def named(conn: nsframe.Connection, ns: str) -> nsframe.Table:
+    return conn.create_table(f"{ns}$named", {"id": [1, 2], "name": ["a", "b"]})
+
+
+@pytest.mark.parametrize("read", [
+    pytest.param(lambda t: t.search().select(["nmae"]).to_pandas(), id="select"),
+    pytest.param(lambda t: t.to_pandas(columns=["nmae"]), id="to_pandas-columns"),
+    pytest.param(lambda t: t.search().where("nmae = 'a'").to_pandas(), id="where"),
+    pytest.param(lambda t: t.search().select({"x": "nmae || 'x'"}).to_pandas(), id="alias"),
+    pytest.param(lambda t: t.count_rows("nmae = 'a'"), id="count_rows"),
+    pytest.param(lambda t: t.create_scalar_index("nmae"), id="index"),
+])
+def test_every_missing_column_gets_the_same_suggestion_and_the_columns(
+    named: nsframe.Table, read: Any
+) -> None:
+    with pytest.raises(nsframe.exceptions.APIError) as info:
+        read(named)
+    assert "The column nmae is not in the table. Did you mean 'name'? " \
+           "The table's columns: id, name." in str(info.value)
+
+
+def test_inserting_an_extra_column_advises_what_works(named: nsframe.Table) -> None:
+    with pytest.raises(nsframe.exceptions.SchemaMismatchError) as info:
+        named.add(pd.DataFrame({"id": [3], "name": ["c"], "extra": [1]}))
+    message = str(info.value)
+    assert "overwrite" not in message  # it would replace the table, not insert the rows
+    assert "column 'extra' is not in the table" in message
+    assert "tbl.add_columns([pa.field(name, type)])" in message
+    named.add_columns([pa.field("extra", pa.int64())])  # the advice, followed, works
+    named.add(pd.DataFrame({"id": [3], "name": ["c"], "extra": [1]}))
+    assert named.count_rows() == 3
+
+
+def test_history_says_what_each_operation_was_given(tbl: nsframe.Table) -> None:
+    tbl.delete("id = 1")
+    tbl.restore(1)
+    tbl.add({"id": [4], "vector": [[0.0] * 4]})
+    frame = tbl.history()
+    assert frame["details"].tolist() == ["", "where (id = 1)", "from version 1", ""]
+    assert not frame["details"].isna().any()
+    assert "from version 1" in repr(tbl.versions())

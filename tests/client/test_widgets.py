@@ -224,6 +224,19 @@ def test_search_with_a_filter_only(conn: Connection, items: Table) -> None:
     assert "delta" in preview and "epsilon" in preview and "beta" not in preview
 
 
+def test_a_failed_search_does_not_leave_the_last_results_up(conn: Connection,
+                                                             items: Table) -> None:
+    w = _open(conn, items)
+    w.search.filter.value = "id >= 4"
+    w.search.search_button.click()
+    assert _text(w.preview.rows.value).startswith("search: 2 rows where id >= 4")
+    w.search.filter.value = "nmae = 'x'"
+    w.search.search_button.click()
+    assert "Did you mean 'name'?" in str(w.messages.last_error)
+    preview = _text(w.preview.rows.value)
+    assert not preview.startswith("search:") and "of 4 rows" in preview
+
+
 def test_text_search_uses_the_fts_index(conn: Connection, items: Table) -> None:
     items.create_fts_index("name")
     w = _open(conn, items)

@@ -187,3 +187,13 @@ def test_lancedb_plans(db: Any) -> None:
     assert "output_rows" in analyzed
     db.drop_table(name)
 
+
+
+def test_take_offsets_and_row_ids(db: Any) -> None:
+    """LanceDB's take_offsets sends `_rowoffset` among the columns and in the filter; it
+    got a 404 ('column _rowoffset is not in the table'), which LanceDB shows as 'table
+    not found'."""
+    tbl = db.create_table(f"take_{uuid.uuid4().hex[:8]}",
+                          frame([1, 2, 3], ["a", "b", "c"], [[1.0, 0.0]] * 3))
+    assert tbl.take_offsets([0, 2]).to_pandas()["id"].tolist() == [1, 3]
+    assert sorted(tbl.take_row_ids([0, 2]).to_pandas()["id"].tolist()) == [1, 3]

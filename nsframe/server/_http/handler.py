@@ -38,6 +38,8 @@ A = TypeVar("A", bound=Envelope)
 # Set in the scope by the embedded client's in-process transport (nsframe._client.inprocess).
 IN_PROCESS = "nsframe.in_process"
 Handler = Callable[["Call[Any]"], Any]
+# Raises the 404 of a request's missing namespace or table (`ApiRoute` picks which).
+AbsentCheck = Callable[[Catalog, list[str]], object]
 
 
 class AnythingConvertor(PathConvertor):
@@ -150,13 +152,16 @@ def _as_response(result: Any) -> Response:
 
 def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
              has_id: bool = True, in_thread: bool = True, weight: Weight = "light",
-             body: Body | None = None) -> Callable[[Request], Awaitable[Response]]:
+             body: Body | None = None,
+             absent: AbsentCheck | None = None) -> Callable[[Request], Awaitable[Response]]:
     """Wrap ``handler`` as a Starlette endpoint whose request fills ``model``.
 
     ``json_body=False`` leaves the body unread (Arrow streams are read by the handler):
     the model is filled from the query string alone. ``body`` is the media type the
     route takes (`media.Body`); by default JSON when ``json_body``, else Arrow.
     ``weight`` picks the lane of worker threads the handler runs in (`capacity`).
+    ``absent`` answers first when a request that is also invalid names a namespace or
+    table that does not exist: a 404, as the reference server answers, not the 400.
     """
     kind: Body = body or ("json" if json_body else "arrow")
 
@@ -166,10 +171,15 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
         ident = parse_id(request.path_params["id"], delimiter) if has_id else []
         check_media_type(request, kind)
         raw = await read_body(request) if json_body else b""
-        args = decode(model, raw, request.query_params)
         limits = limits_of(request)
-        args.check_limits(limits)
-        check_body_id(args.id, ident, delimiter)
+        try:
+            args = decode(model, raw, request.query_params)
+            args.check_limits(limits)
+            check_body_id(args.id, ident, delimiter)
+        except InvalidInputError:
+            if absent is not None and ident:
+                absent(catalog_for(request), ident)
+            raise
         # The lanes share one server among remote clients; the embedded client's own
         # threads, in process, are not queued behind them (their loops are their own).
         in_process = bool(request.scope.get(IN_PROCESS, False))

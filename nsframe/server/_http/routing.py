@@ -14,11 +14,14 @@ from typing import Any, Literal
 from starlette.routing import Match, Route
 from starlette.types import Scope
 
+from nsframe._protocol import routes
 from nsframe.server._http.capacity import Weight
-from nsframe.server._http.handler import A, Call, endpoint
+from nsframe.server._http.handler import A, AbsentCheck, Call, endpoint
 from nsframe.server._http.validation import Envelope, prepare
 
 Access = Literal["read", "write"]
+# Table routes whose `{id}` names a table to be made: its namespace must exist.
+NEW_TABLE_TEMPLATES = (routes.TABLE_CREATE, routes.TABLE_DECLARE, routes.TABLE_REGISTER)
 
 
 class ApiRoute(Route):
@@ -46,6 +49,7 @@ class ApiRoute(Route):
         self.namespaced = namespaced
         self.segments = template.count("/")
         path = template.replace("{id}", "{id:anything}")
+        options.setdefault("absent", absent_check(template) if namespaced else None)
         super().__init__(path, endpoint(handler, self.model, weight=weight, **options),
                          methods=list(methods), name=handler.__name__)
 
@@ -58,6 +62,16 @@ class ApiRoute(Route):
         if match is not Match.NONE and raw_segments(scope) != self.segments:
             return Match.NONE, {}
         return match, child
+
+
+def absent_check(template: str) -> AbsentCheck | None:
+    """What must exist for a request on ``template`` to be more than a 404: the table of a
+    table route, the namespace of a new table's."""
+    if not template.startswith("/v1/table/{id}/"):
+        return None
+    if template in NEW_TABLE_TEMPLATES:
+        return lambda catalog, ident: catalog.require_namespace(ident[:-1])
+    return lambda catalog, ident: catalog.require_table(ident, allow_declared=True)
 
 
 def raw_segments(scope: Scope) -> int:

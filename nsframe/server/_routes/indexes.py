@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
+import pyarrow as pa
 from lance.dataset import LanceDataset
 
 from nsframe._protocol.defaults import MAIN_BRANCH, normalize_branch
@@ -45,6 +46,19 @@ FTS_BOOL_PARAMS = ("with_position", "lower_case", "stem", "remove_stop_words", "
 Build = TypeVar("Build", bound=CreateIndexRequest)
 
 
+def default_num_sub_vectors(dimension: int) -> int:
+    """PQ sub-vectors for a ``dimension``-wide column when the request names none.
+
+    As LanceDB chooses: 16 dimensions per sub-vector when they divide evenly, else 8, else
+    the widest even split up to 16 dimensions (384 -> 24, 100 -> 10, 7 -> 1).
+    """
+    for width in (16, 8):
+        if dimension % width == 0:
+            return dimension // width
+    width = max(w for w in range(1, 17) if dimension % w == 0)
+    return dimension // width
+
+
 def _vector_options(args: CreateIndexRequest, field: ResolvedField) -> dict[str, Any]:
     if vector_kind(field.field.type) is None:
         raise InvalidInputError(
@@ -58,7 +72,18 @@ def _vector_options(args: CreateIndexRequest, field: ResolvedField) -> dict[str,
             options[keyword] = value
     if args.metric is not None:
         options["metric"] = args.metric
+    assert args.index_type is not None  # checked by the model
+    if "PQ" in args.index_type and "num_sub_vectors" not in options:
+        # pylance requires it for PQ types; num_partitions it derives from the row count.
+        options["num_sub_vectors"] = default_num_sub_vectors(_dimension(field))
     return options
+
+
+def _dimension(field: ResolvedField) -> int:
+    kind = field.field.type
+    while pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        kind = kind.value_type  # a multivector column: a list of fixed-size lists
+    return int(kind.list_size)
 
 
 def _fts_options(args: CreateIndexRequest) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from nsframe.server._storage.errors import lance_errors
 RRF_K = 60
 RELEVANCE = "_relevance_score"
 # Columns a query may name that are not in the table.
-SEARCH_COLUMNS = ("_distance", "_score", "_rowid", "_rowaddr")
+SEARCH_COLUMNS = ("_distance", "_score", "_rowid", "_rowaddr", "_rowoffset")
 # A field path (plain or backtick-quoted segments); any other alias value is SQL.
 _SEGMENT = r"(?:[A-Za-z_][A-Za-z0-9_]*|`(?:[^`]|``)+`)"
 _PATH = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
@@ -68,7 +68,7 @@ def _answer(call: Call[QueryRequest], ds: LanceDataset, columns: Columns,
             vector: VectorQuery | None, text: TextQueryBody | None) -> Response:
     request = call.args
     context = f"Query on table {call.label!r} failed"
-    with lance_errors(context):
+    with lance_errors(context, ds.schema.names):
         if vector is not None and text is not None:
             return _hybrid(ds, request, vector, text, columns)
         if vector is not None:

@@ -187,7 +187,7 @@ def count_rows(call: Call[CountRowsRequest]) -> Response:
     predicate = args.condition
     ds = call.catalog.dataset(call.catalog.require_table(call.id), branch=args.branch,
                               version=args.version)
-    with lance_errors(f"The predicate {shown(predicate)} is not valid"):
+    with lance_errors(f"The predicate {shown(predicate)} is not valid", ds.schema.names):
         n = _count_matching(ds, whole_condition(predicate), call.work) if predicate \
             else ds.count_rows()
     return Response(json.dumps(n), media_type=routes.JSON)
@@ -265,7 +265,7 @@ def delete(call: Call[DeleteRequest]) -> dict[str, Any]:
     ref = catalog.require_table(call.id)
     # A dataset object of its own: the cached ones are shared by concurrent readers.
     ds = catalog.dataset(ref, branch=branch)
-    with lance_errors(f"The predicate {shown(predicate)} is not valid"):
+    with lance_errors(f"The predicate {shown(predicate)} is not valid", ds.schema.names):
         result = ds.delete(whole_condition(predicate))
     catalog.remember(ref, branch, ds)
     deleted = result.get("num_deleted_rows") if isinstance(result, dict) else None

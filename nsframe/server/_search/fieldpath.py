@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from nsframe._protocol.hints import missing_column
 from nsframe.exceptions import ColumnNotFoundError, InvalidInputError
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -125,13 +126,12 @@ def resolve(schema: pa.Schema, path: str, member: str = "column") -> ResolvedFie
         leaf = segments[-1]
         near = [r.path for r in iter_fields(schema)
                 if r.segments[-1] == leaf and len(r.segments) > 1]
-        hint = (
-            f" Did you mean {', '.join(near)}? A leaf name alone only names a top-level field."
-            if near else ""
-        )
-        raise ColumnNotFoundError(
-            f"The {member} {canonical} is not in the table.{hint}"
-        )
+        if near:
+            raise ColumnNotFoundError(
+                f"The {member} {canonical} is not in the table. Did you mean "
+                f"{', '.join(near)}? A leaf name alone only names a top-level field."
+            )
+        raise ColumnNotFoundError(missing_column(canonical, schema.names, member))
     return ResolvedField(tuple(segments), field)
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from nsframe._protocol.hints import missing_column
 from nsframe.exceptions import (
     APIError,
     BranchAlreadyExistsError,
@@ -37,6 +38,10 @@ _TRANSIENT = re.compile(r"timed? ?out|connection (reset|refused|closed)|slow ?do
                         r"temporarily unavailable|too many requests|service unavailable|"
                         r"status:? 503")
 # A storage file missing under a table (its path names the dataset's own folders).
+# DataFusion's unknown column: "No field named nmae. Did you mean 'name'?" or "No field
+# named zz. Valid fields are id, name, _rowid, ...".
+_NO_FIELD = re.compile(r"No field named (.+?)\.(?: Did you mean '([^']*)'\?| Valid fields "
+                       r"are (.*?)\.(?:,|$)|,|$)", re.S)
 _GONE = re.compile(r"(not found|no such file).*(\.lance|_versions|/data/|\.manifest)", re.S)
 
 
@@ -61,8 +66,11 @@ def scrub(message: str) -> str:
     return message.strip().rstrip(",").strip()
 
 
-def translate(exc: BaseException) -> APIError:
-    """The contract's error for an exception raised by Lance or pyarrow."""
+def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIError:
+    """The contract's error for an exception raised by Lance or pyarrow.
+
+    ``columns``, the table's, lets an unknown column's detail list them.
+    """
     if isinstance(exc, APIError):
         return exc
     text = str(exc)
@@ -119,7 +127,7 @@ def translate(exc: BaseException) -> APIError:
     if "no field named" in lowered:
         # DataFusion calls an unknown column in a filter a "Schema error"; it is the
         # expression that is wrong, not the data, so InvalidInput rather than code 20.
-        return InvalidInputError(detail)
+        return InvalidInputError(_unknown_column(text, columns) or detail)
     if (
         "different schema" in lowered
         or "schema error" in lowered
@@ -140,15 +148,32 @@ def translate(exc: BaseException) -> APIError:
     return unexpected(exc)
 
 
+def _unknown_column(text: str, columns: Sequence[str] | None) -> str | None:
+    """The same detail as every other unknown column's, from DataFusion's message."""
+    found = _NO_FIELD.search(text)
+    if found is None:
+        return None
+    name, meant, valid = found.group(1), found.group(2), found.group(3)
+    if columns is None and valid:
+        columns = [c for c in valid.split(", ") if not c.startswith("_row")]
+    if columns:
+        return missing_column(name, list(columns))
+    return f"The column {name} is not in the table." + (f" Did you mean {meant!r}?"
+                                                        if meant else "")
+
+
 @contextmanager
-def lance_errors(context: str = "") -> Iterator[None]:
-    """Translate Lance/pyarrow errors raised inside the block into contract errors."""
+def lance_errors(context: str = "", columns: Sequence[str] | None = None) -> Iterator[None]:
+    """Translate Lance/pyarrow errors raised inside the block into contract errors.
+
+    ``columns`` (the table's) makes an unknown column's detail list them.
+    """
     try:
         yield
     except APIError:
         raise
     except Exception as exc:
-        error = translate(exc)
+        error = translate(exc, columns)
         # The context names what the caller got wrong, so it only prefixes input errors.
         if context and isinstance(error, InvalidInputError):
             error.detail = f"{context}: {error.detail}"

@@ -160,24 +160,30 @@ def _dropped_meanwhile(catalog: Catalog, ref: TableRef) -> Iterator[None]:
 
 
 def check_insert_schema(incoming: pa.Schema, table: pa.Schema, label: str) -> None:
-    """Raise `SchemaMismatchError` naming each difference between ``incoming`` and ``table``."""
+    """Raise `SchemaMismatchError` naming each difference between ``incoming`` and ``table``,
+    and for each kind of difference the change to the data that fixes it."""
+    extra = [f.name for f in incoming if f.name not in table.names]
+    mistyped = [f"column {f.name!r} is {f.type}, the table has {table.field(f.name).type}"
+                for f in incoming
+                if f.name in table.names and not f.type.equals(table.field(f.name).type)]
+    missing = [f.name for f in table if f.name not in incoming.names and not f.nullable]
     problems: list[str] = []
-    for field in incoming:
-        if field.name not in table.names:
-            problems.append(f"column {field.name!r} is not in the table")
-            continue
-        expected = table.field(field.name)
-        if not field.type.equals(expected.type):
-            problems.append(f"column {field.name!r} is {field.type}, the table has {expected.type}")
-    for expected in table:
-        if expected.name not in incoming.names and not expected.nullable:
-            problems.append(f"column {expected.name!r} is missing and may not be null")
+    advice: list[str] = []
+    if extra:
+        problems += [f"column {name!r} is not in the table" for name in extra]
+        advice.append("leave out the columns the table does not have, or add them to the "
+                      "table first (add_columns)")
+    if mistyped:
+        problems += mistyped
+        advice.append("cast the columns to the table's types")
+    if missing:
+        problems += [f"column {name!r} is missing and may not be null" for name in missing]
+        advice.append("add the missing columns to the data")
     if len(set(incoming.names)) != len(incoming.names):
         problems.append("a column name appears twice")
+        advice.append("give each column a name of its own")
     if problems:
         raise SchemaMismatchError(
-            f"The data does not match the schema of table {label!r}: "
-            + "; ".join(problems)
-            + ". Cast the columns to the table's types, or insert with mode=overwrite to "
-            "replace the table."
+            f"The data does not match the schema of table {label!r}: " + "; ".join(problems)
+            + ". To insert it, " + "; ".join(advice) + "."
         )
