@@ -29,6 +29,7 @@ from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.capacity import Capacity, HeldResponse, Weight, Work
 from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
 from nsframe.server._http.media import Body, check_media_type
+from nsframe.server._http.names import GATE, Gate, touched
 from nsframe.server._http.request import limits_of, read_body
 from nsframe.server._http.validation import Envelope, decode
 from nsframe.server._limits import Limits
@@ -148,8 +149,9 @@ def _as_response(result: Any) -> Response:
     return result if isinstance(result, Response) else JSONResponse(result)
 
 
-def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
-             has_id: bool = True, in_thread: bool = True, weight: Weight = "light",
+def endpoint(handler: Handler, model: type[Envelope], *, write: bool = True,
+             json_body: bool = True, has_id: bool = True, in_thread: bool = True,
+             weight: Weight = "light",
              body: Body | None = None) -> Callable[[Request], Awaitable[Response]]:
     """Wrap ``handler`` as a Starlette endpoint whose request fills ``model``.
 
@@ -157,6 +159,8 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
     the model is filled from the query string alone. ``body`` is the media type the
     route takes (`media.Body`); by default JSON when ``json_body``, else Arrow.
     ``weight`` picks the lane of worker threads the handler runs in (`capacity`).
+    ``write``: the route's access, which the names the model's members hold need too
+    (`_http.names`), unless their marker says otherwise.
     """
     kind: Body = body or ("json" if json_body else "arrow")
 
@@ -167,6 +171,10 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
         check_media_type(request, kind)
         raw = await read_body(request) if json_body else b""
         args = decode(model, raw, request.query_params)
+        gate: Gate | None = request.scope.get(GATE)
+        if gate is not None:  # a limited credential: every name the members hold
+            for touch in touched(args, ident, write, delimiter):
+                gate.allow(touch, delimiter)
         limits = limits_of(request)
         args.check_limits(limits)
         check_body_id(args.id, ident, delimiter)

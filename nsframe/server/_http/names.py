@@ -1,0 +1,188 @@
+"""What a request names besides its path: the identifiers, namespaces and locations held
+by its model's members, declared on the models so that the scopes authorize each one.
+
+A member that names something is typed with one of the marked types below
+(``new_namespace_id: NamespaceId | None``). After the model is decoded, `endpoint` asks
+`touched` for every name the request reaches and hands each to the credential's `Gate`
+(`_security.scopes.Scope`), with the route's access unless the marker says otherwise.
+A new member that names an identifier and carries no marker fails
+``tests/server/test_scope_walk.py``.
+
+- ``Identifier``: a whole identifier, parts as a list (the envelope's ``id``).
+- ``NamespaceId``: a namespace; with a ``TableName`` in the same model, the namespace that
+  name goes into (a rename's target). Without one, the path's namespace.
+- ``TableName``: a table name in that namespace.
+- ``Location``: storage a table is registered from; it is authorized as the identifier it
+  is registered into (the path), and `_storage.registry` checks who owns the folder.
+- ``InTable``: a name inside the path's own table (a branch, a column): the path's
+  authorization covers it; marked so that it is declared, not forgotten.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Protocol
+
+import msgspec
+
+from nsframe._protocol.ids import join_id, split_id
+
+Access = Literal["read", "write"]
+Kind = Literal["identifier", "namespace", "table_name", "location", "in_table"]
+
+
+@dataclass(frozen=True)
+class Named:
+    """The marker: what a member names, and the access it needs (None: the route's)."""
+
+    kind: Kind
+    access: Access | None = None
+
+
+Identifier = Annotated[list[str], Named("identifier")]
+NamespaceId = Annotated[list[str], Named("namespace")]
+TableName = Annotated[str, Named("table_name")]
+Location = Annotated[str, Named("location")]
+InTable = Annotated[str, Named("in_table")]
+
+
+@dataclass(frozen=True)
+class Member:
+    """A marked member of a model: its path of member names from the model, and its marker."""
+
+    path: tuple[str, ...]
+    named: Named
+
+
+@dataclass(frozen=True)
+class Touch:
+    """One name a request reaches, as the scopes check it."""
+
+    ident: list[str]
+    write: bool
+    member: str
+
+    def label(self, delimiter: str) -> str:
+        return join_id(self.ident, delimiter) if self.ident else delimiter
+
+
+class Gate(Protocol):
+    """What a credential allows (`_security.scopes.Scope`): raises `ForbiddenError`."""
+
+    def allow(self, touch: Touch, delimiter: str) -> None: ...
+
+
+# The ASGI scope key under which `_security.auth` leaves the gate of a limited credential.
+GATE = "nsframe.gate"
+
+
+# ------------------------------------------------------------------ declarations
+def _marker(hint: Any) -> Named | None:
+    """The marker of a member's type hint, in ``Annotated[...]`` or a union holding one."""
+    if typing.get_origin(hint) is Annotated:
+        return next((m for m in hint.__metadata__ if isinstance(m, Named)), None)
+    found = [m for arg in typing.get_args(hint) if (m := _marker(arg)) is not None]
+    return found[0] if found else None
+
+
+def _structs(hint: Any) -> Iterator[type[msgspec.Struct]]:
+    """The Struct types a hint may hold (in unions, lists, maps)."""
+    if isinstance(hint, type) and issubclass(hint, msgspec.Struct):
+        yield hint
+        return
+    for arg in typing.get_args(hint):
+        yield from _structs(arg)
+
+
+_members: dict[type, list[Member]] = {}
+
+
+def members(model: type[msgspec.Struct]) -> list[Member]:
+    """Every marked member of ``model`` and of the Structs it holds, found from its type
+    hints (cached per model)."""
+    found = _members.get(model)
+    if found is None:
+        found = _members[model] = list(_walk(model, (), frozenset()))
+    return found
+
+
+def _walk(model: type[msgspec.Struct], prefix: tuple[str, ...],
+          seen: frozenset[type]) -> Iterator[Member]:
+    hints = typing.get_type_hints(model, include_extras=True)
+    for name in model.__struct_fields__:
+        named = _marker(hints[name])
+        if named is not None:
+            yield Member((*prefix, name), named)
+        for inner in _structs(hints[name]):
+            if inner not in seen:  # recursive Structs (full-text query nodes)
+                yield from _walk(inner, (*prefix, name), seen | {model})
+
+
+# ------------------------------------------------------------------ a request's names
+def touched(args: msgspec.Struct, path_id: list[str], write: bool,
+            delimiter: str) -> list[Touch]:
+    """Every name the decoded request ``args`` reaches through its members: one `Touch`
+    per identifier, namespace (+ table name) and location its marked members hold."""
+    found = members(type(args))
+    if not found:
+        return []
+    touches: list[Touch] = []
+    _collect(args, (), found, path_id, write, delimiter, touches)
+    return touches
+
+
+def _collect(value: Any, prefix: tuple[str, ...], found: list[Member], path_id: list[str],
+             write: bool, delimiter: str, out: list[Touch]) -> None:
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _collect(item, prefix, found, path_id, write, delimiter, out)
+        return
+    if isinstance(value, dict):
+        for item in value.values():
+            _collect(item, prefix, found, path_id, write, delimiter, out)
+        return
+    if not isinstance(value, msgspec.Struct):
+        return
+    depth = len(prefix)
+    own = [m for m in found if len(m.path) == depth + 1 and m.path[:depth] == prefix]
+    out.extend(_own_touches(value, own, path_id, write, delimiter))
+    for name in {m.path[depth] for m in found if len(m.path) > depth + 1
+                 and m.path[:depth] == prefix}:
+        _collect(getattr(value, name), (*prefix, name), found, path_id, write, delimiter, out)
+
+
+def _parts(value: Any, delimiter: str) -> list[str]:
+    return split_id(value, delimiter) if isinstance(value, str) else [str(p) for p in value]
+
+
+def _own_touches(struct: msgspec.Struct, own: list[Member], path_id: list[str],
+                 route_write: bool, delimiter: str) -> Iterator[Touch]:
+    """The names one Struct's own marked members reach."""
+    table_names = [(m, v) for m in own if m.named.kind == "table_name"
+                   and (v := getattr(struct, m.path[-1])) is not None]
+    namespaces = [(m, v) for m in own if m.named.kind == "namespace"
+                  and (v := getattr(struct, m.path[-1])) is not None]
+
+    def write(m: Member) -> bool:
+        return route_write if m.named.access is None else m.named.access == "write"
+
+    for m in own:
+        value = getattr(struct, m.path[-1])
+        member = ".".join(m.path)
+        if value is None or m.named.kind in ("in_table", "table_name", "namespace"):
+            continue
+        if m.named.kind == "identifier":
+            yield Touch(_parts(value, delimiter), write(m), member)
+        elif m.named.kind == "location":
+            yield Touch(list(path_id), write(m), member)
+    # A table name goes into the namespace members name, or the path's namespace.
+    leaf = [str(v) for _, v in table_names[:1]]
+    for m, value in namespaces:
+        members = ".".join(m.path) + (f" + {'.'.join(table_names[0][0].path)}"
+                                      if table_names else "")
+        yield Touch([*_parts(value, delimiter), *leaf], write(m), members)
+    if table_names and not namespaces:
+        m, value = table_names[0]
+        yield Touch([*path_id[:-1], str(value)], write(m), ".".join(m.path))
