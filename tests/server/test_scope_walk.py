@@ -210,6 +210,15 @@ def test_touched_names_of_a_rename_and_a_register() -> None:
     assert touch.ident == ["a", "r"] and touch.member == "location"
     assert names.touched(Envelope(), ["a", "t"], False, "$") == []
 
+    class CloneRequest(Envelope, kw_only=True):
+        # A source another operation only reads, on a route that writes.
+        source: Annotated[list[str], names.Named("identifier", "read")] | None = None
+
+    (touch,) = names.touched(CloneRequest(source=["b", "s"]), ["a", "t"], True, "$")
+    assert touch.ident == ["b", "s"] and not touch.write and touch.member == "source"
+    with pytest.raises(ValueError, match="unknown kind"):
+        names.Named("table")  # type: ignore[arg-type]
+
 
 # ------------------------------------------------------------------ the walk
 @dataclass(frozen=True)

@@ -40,6 +40,12 @@ class Named:
     kind: Kind
     access: Access | None = None
 
+    def __post_init__(self) -> None:
+        # Fail closed: a kind `touched` does not know would authorize nothing.
+        if self.kind not in typing.get_args(Kind):
+            raise ValueError(f"unknown kind of name {self.kind!r}: use one of "
+                             f"{typing.get_args(Kind)}")
+
 
 Identifier = Annotated[list[str], Named("identifier")]
 NamespaceId = Annotated[list[str], Named("namespace")]
@@ -177,12 +183,14 @@ def _own_touches(struct: msgspec.Struct, own: list[Member], path_id: list[str],
             yield Touch(_parts(value, delimiter), write(m), member)
         elif m.named.kind == "location":
             yield Touch(list(path_id), write(m), member)
-    # A table name goes into the namespace members name, or the path's namespace.
-    leaf = [str(v) for _, v in table_names[:1]]
+    # A table name goes into the namespace a member names, else the path's namespace; a
+    # namespace without a table name takes the path's table (a rename that moves only).
+    renamed = [m for m in own if m.named.kind == "table_name"]
+    leaf = [str(table_names[0][1])] if table_names else path_id[-1:] if renamed else []
     for m, value in namespaces:
-        members = ".".join(m.path) + (f" + {'.'.join(table_names[0][0].path)}"
-                                      if table_names else "")
-        yield Touch([*_parts(value, delimiter), *leaf], write(m), members)
+        label = ".".join(m.path) + (f" + {'.'.join(table_names[0][0].path)}"
+                                    if table_names else "")
+        yield Touch([*_parts(value, delimiter), *leaf], write(m), label)
     if table_names and not namespaces:
         m, value = table_names[0]
         yield Touch([*path_id[:-1], str(value)], write(m), ".".join(m.path))

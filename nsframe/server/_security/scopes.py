@@ -2,7 +2,9 @@
 
 Every request is classified before it runs by the route that will answer it: each
 route in the route table declares whether it reads or writes, and a request no route
-answers runs nothing, so it needs no scope.
+answers runs nothing, so it needs no scope. The names a request's members hold (a
+rename's target, say) are checked by `Scope.allow` once its model is decoded
+(`_http.names`).
 """
 
 from __future__ import annotations
