@@ -335,7 +335,7 @@ def test_every_name_every_route_takes_is_authorized(scoped_server: RunningServer
                 else case.inside(path_id or [])
             resp, _ = send(url, route, ns, txn, location, member, inside, jwt_for(scope))
             if route.namespaced:
-                assert resp.status_code != 403, (label, resp.text)
+                assert resp.status_code != 403 and resp.status_code < 500, (label, resp.text)
             else:  # a transaction is within no namespace: a limited credential never sees one
                 assert "not within a namespace" in assert_forbidden(resp)["detail"], label
     assert table_state(url, "b") == b_before and tables_of(url, "$") == root_before
