@@ -127,65 +127,79 @@ def _walk(model: type[msgspec.Struct], prefix: tuple[str, ...],
 
 
 # ------------------------------------------------------------------ a request's names
+@dataclass(frozen=True)
+class _Level:
+    """The marked members of one Struct of a model, and the members leading deeper."""
+
+    own: tuple[Member, ...]
+    deeper: tuple[str, ...]
+
+
+_levels: dict[tuple[type, tuple[str, ...]], _Level] = {}
+
+
+def _level(model: type, prefix: tuple[str, ...]) -> _Level:
+    found = _levels.get((model, prefix))
+    if found is None:
+        depth = len(prefix)
+        below = [m for m in members(model) if m.path[:depth] == prefix]
+        found = _levels[(model, prefix)] = _Level(
+            tuple(m for m in below if len(m.path) == depth + 1),
+            tuple(dict.fromkeys(m.path[depth] for m in below if len(m.path) > depth + 1)),
+        )
+    return found
+
+
 def touched(args: msgspec.Struct, path_id: list[str], write: bool,
             delimiter: str) -> list[Touch]:
     """Every name the decoded request ``args`` reaches through its members: one `Touch`
     per identifier, namespace (+ table name) and location its marked members hold."""
-    found = members(type(args))
-    if not found:
-        return []
     touches: list[Touch] = []
-    _collect(args, (), found, path_id, write, delimiter, touches)
+    _collect(args, type(args), (), path_id, write, delimiter, touches)
     return touches
 
 
-def _collect(value: Any, prefix: tuple[str, ...], found: list[Member], path_id: list[str],
+def _collect(value: Any, model: type, prefix: tuple[str, ...], path_id: list[str],
              write: bool, delimiter: str, out: list[Touch]) -> None:
     if isinstance(value, (list, tuple)):
         for item in value:
-            _collect(item, prefix, found, path_id, write, delimiter, out)
+            _collect(item, model, prefix, path_id, write, delimiter, out)
         return
     if isinstance(value, dict):
         for item in value.values():
-            _collect(item, prefix, found, path_id, write, delimiter, out)
+            _collect(item, model, prefix, path_id, write, delimiter, out)
         return
     if not isinstance(value, msgspec.Struct):
         return
-    depth = len(prefix)
-    own = [m for m in found if len(m.path) == depth + 1 and m.path[:depth] == prefix]
-    out.extend(_own_touches(value, own, path_id, write, delimiter))
-    for name in {m.path[depth] for m in found if len(m.path) > depth + 1
-                 and m.path[:depth] == prefix}:
-        _collect(getattr(value, name), (*prefix, name), found, path_id, write, delimiter, out)
+    level = _level(model, prefix)
+    given = [(m, v) for m in level.own if (v := getattr(value, m.path[-1])) is not None]
+    if given:
+        out.extend(_own_touches(given, level.own, path_id, write, delimiter))
+    for name in level.deeper:
+        _collect(getattr(value, name), model, (*prefix, name), path_id, write, delimiter, out)
 
 
 def _parts(value: Any, delimiter: str) -> list[str]:
     return split_id(value, delimiter) if isinstance(value, str) else [str(p) for p in value]
 
 
-def _own_touches(struct: msgspec.Struct, own: list[Member], path_id: list[str],
-                 route_write: bool, delimiter: str) -> Iterator[Touch]:
-    """The names one Struct's own marked members reach."""
-    table_names = [(m, v) for m in own if m.named.kind == "table_name"
-                   and (v := getattr(struct, m.path[-1])) is not None]
-    namespaces = [(m, v) for m in own if m.named.kind == "namespace"
-                  and (v := getattr(struct, m.path[-1])) is not None]
+def _own_touches(given: list[tuple[Member, Any]], own: tuple[Member, ...],
+                 path_id: list[str], route_write: bool, delimiter: str) -> Iterator[Touch]:
+    """The names one Struct's marked members reach; ``given``: those that hold a value."""
 
     def write(m: Member) -> bool:
         return route_write if m.named.access is None else m.named.access == "write"
 
-    for m in own:
-        value = getattr(struct, m.path[-1])
-        member = ".".join(m.path)
-        if value is None or m.named.kind in ("in_table", "table_name", "namespace"):
-            continue
+    for m, value in given:
         if m.named.kind == "identifier":
-            yield Touch(_parts(value, delimiter), write(m), member)
+            yield Touch(_parts(value, delimiter), write(m), ".".join(m.path))
         elif m.named.kind == "location":
-            yield Touch(list(path_id), write(m), member)
+            yield Touch(list(path_id), write(m), ".".join(m.path))
     # A table name goes into the namespace a member names, else the path's namespace; a
     # namespace without a table name takes the path's table (a rename that moves only).
-    renamed = [m for m in own if m.named.kind == "table_name"]
+    table_names = [(m, v) for m, v in given if m.named.kind == "table_name"]
+    namespaces = [(m, v) for m, v in given if m.named.kind == "namespace"]
+    renamed = any(m.named.kind == "table_name" for m in own)
     leaf = [str(table_names[0][1])] if table_names else path_id[-1:] if renamed else []
     for m, value in namespaces:
         label = ".".join(m.path) + (f" + {'.'.join(table_names[0][0].path)}"
