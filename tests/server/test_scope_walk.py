@@ -191,6 +191,15 @@ class _BatchRequest(Envelope, kw_only=True):
     steps: list[_Nested] | None = None
 
 
+class _Step(msgspec.Struct, kw_only=True):
+    target: names.Identifier | None = None
+    then: _Step | None = None
+
+
+class _StepsRequest(Envelope, kw_only=True):
+    steps: list[_Step] | None = None
+
+
 def test_the_scan_finds_an_undeclared_member() -> None:
     assert undeclared(_CloneRequest) == [("source",), ("source_table",)]
     assert undeclared(_BatchRequest) == [("steps", "to_namespace")]
@@ -216,6 +225,11 @@ def test_touched_names_of_a_rename_and_a_register() -> None:
 
     (touch,) = names.touched(CloneRequest(source=["b", "s"]), ["a", "t"], True, "$")
     assert touch.ident == ["b", "s"] and not touch.write and touch.member == "source"
+    # Marked members inside Structs are found at any depth, in recursive ones too.
+    deep = msgspec.convert({"steps": [{"target": ["a", "x"], "then": {"then": {
+        "target": ["b", "y"]}}}]}, _StepsRequest)
+    assert [(t.ident, t.member) for t in names.touched(deep, ["a", "t"], True, "$")] == [
+        (["a", "x"], "steps.target"), (["b", "y"], "steps.then.then.target")]
     with pytest.raises(ValueError, match="unknown kind"):
         names.Named("table")  # type: ignore[arg-type]
 

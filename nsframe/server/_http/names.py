@@ -102,12 +102,17 @@ def _structs(hint: Any) -> Iterator[type[msgspec.Struct]]:
         yield from _structs(arg)
 
 
+def _hints(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    hints = typing.get_type_hints(struct, include_extras=True)
+    return {name: hints[name] for name in struct.__struct_fields__}
+
+
 _members: dict[type, list[Member]] = {}
 
 
 def members(model: type[msgspec.Struct]) -> list[Member]:
     """Every marked member of ``model`` and of the Structs it holds, found from its type
-    hints (cached per model)."""
+    hints (cached per model); a recursive Struct is listed once, at its first level."""
     found = _members.get(model)
     if found is None:
         found = _members[model] = list(_walk(model, (), frozenset()))
@@ -116,36 +121,37 @@ def members(model: type[msgspec.Struct]) -> list[Member]:
 
 def _walk(model: type[msgspec.Struct], prefix: tuple[str, ...],
           seen: frozenset[type]) -> Iterator[Member]:
-    hints = typing.get_type_hints(model, include_extras=True)
-    for name in model.__struct_fields__:
-        named = _marker(hints[name])
+    for name, hint in _hints(model).items():
+        named = _marker(hint)
         if named is not None:
             yield Member((*prefix, name), named)
-        for inner in _structs(hints[name]):
-            if inner not in seen:  # recursive Structs (full-text query nodes)
+        for inner in _structs(hint):
+            if inner not in seen | {model}:  # recursive Structs (full-text query nodes)
                 yield from _walk(inner, (*prefix, name), seen | {model})
 
 
 # ------------------------------------------------------------------ a request's names
 @dataclass(frozen=True)
-class _Level:
-    """The marked members of one Struct of a model, and the members leading deeper."""
+class _Plan:
+    """What `touched` reads of one Struct type: its marked members, and the members that
+    may hold a Struct with marked members (at any depth, recursive ones too)."""
 
-    own: tuple[Member, ...]
+    own: tuple[tuple[str, Named], ...]
     deeper: tuple[str, ...]
 
 
-_levels: dict[tuple[type, tuple[str, ...]], _Level] = {}
+_plans: dict[type, _Plan] = {}
 
 
-def _level(model: type, prefix: tuple[str, ...]) -> _Level:
-    found = _levels.get((model, prefix))
+def _plan(struct: type[msgspec.Struct]) -> _Plan:
+    found = _plans.get(struct)
     if found is None:
-        depth = len(prefix)
-        below = [m for m in members(model) if m.path[:depth] == prefix]
-        found = _levels[(model, prefix)] = _Level(
-            tuple(m for m in below if len(m.path) == depth + 1),
-            tuple(dict.fromkeys(m.path[depth] for m in below if len(m.path) > depth + 1)),
+        hints = _hints(struct)
+        found = _plans[struct] = _Plan(
+            tuple((name, named) for name, hint in hints.items()
+                  if (named := _marker(hint)) is not None),
+            tuple(name for name, hint in hints.items()
+                  if any(members(inner) for inner in _structs(hint))),
         )
     return found
 
@@ -155,56 +161,60 @@ def touched(args: msgspec.Struct, path_id: list[str], write: bool,
     """Every name the decoded request ``args`` reaches through its members: one `Touch`
     per identifier, namespace (+ table name) and location its marked members hold."""
     touches: list[Touch] = []
-    _collect(args, type(args), (), path_id, write, delimiter, touches)
+    _collect(args, "", path_id, write, delimiter, touches)
     return touches
 
 
-def _collect(value: Any, model: type, prefix: tuple[str, ...], path_id: list[str],
-             write: bool, delimiter: str, out: list[Touch]) -> None:
+def _collect(value: Any, prefix: str, path_id: list[str], write: bool, delimiter: str,
+             out: list[Touch]) -> None:
     if isinstance(value, (list, tuple)):
         for item in value:
-            _collect(item, model, prefix, path_id, write, delimiter, out)
+            _collect(item, prefix, path_id, write, delimiter, out)
         return
     if isinstance(value, dict):
         for item in value.values():
-            _collect(item, model, prefix, path_id, write, delimiter, out)
+            _collect(item, prefix, path_id, write, delimiter, out)
         return
     if not isinstance(value, msgspec.Struct):
         return
-    level = _level(model, prefix)
-    given = [(m, v) for m in level.own if (v := getattr(value, m.path[-1])) is not None]
+    plan = _plan(type(value))
+    given = [(prefix + name, named, v) for name, named in plan.own
+             if (v := getattr(value, name)) is not None]
     if given:
-        out.extend(_own_touches(given, level.own, path_id, write, delimiter))
-    for name in level.deeper:
-        _collect(getattr(value, name), model, (*prefix, name), path_id, write, delimiter, out)
+        out.extend(_own_touches(given, plan, path_id, write, delimiter))
+    for name in plan.deeper:
+        _collect(getattr(value, name), f"{prefix}{name}.", path_id, write, delimiter, out)
 
 
 def _parts(value: Any, delimiter: str) -> list[str]:
     return split_id(value, delimiter) if isinstance(value, str) else [str(p) for p in value]
 
 
-def _own_touches(given: list[tuple[Member, Any]], own: tuple[Member, ...],
-                 path_id: list[str], route_write: bool, delimiter: str) -> Iterator[Touch]:
-    """The names one Struct's marked members reach; ``given``: those that hold a value."""
+def _own_touches(given: list[tuple[str, Named, Any]], plan: _Plan, path_id: list[str],
+                 route_write: bool, delimiter: str) -> Iterator[Touch]:
+    """The names one Struct's marked members reach; ``given``: (label, marker, value) of
+    those that hold a value."""
 
-    def write(m: Member) -> bool:
-        return route_write if m.named.access is None else m.named.access == "write"
+    def write(named: Named) -> bool:
+        return route_write if named.access is None else named.access == "write"
 
-    for m, value in given:
-        if m.named.kind == "identifier":
-            yield Touch(_parts(value, delimiter), write(m), ".".join(m.path))
-        elif m.named.kind == "location":
-            yield Touch(list(path_id), write(m), ".".join(m.path))
+    for label, named, value in given:
+        if named.kind == "identifier":
+            yield Touch(_parts(value, delimiter), write(named), label)
+        elif named.kind == "location":
+            yield Touch(list(path_id), write(named), label)
     # A table name goes into the namespace a member names, else the path's namespace; a
     # namespace without a table name takes the path's table (a rename that moves only).
-    table_names = [(m, v) for m, v in given if m.named.kind == "table_name"]
-    namespaces = [(m, v) for m, v in given if m.named.kind == "namespace"]
-    renamed = any(m.named.kind == "table_name" for m in own)
-    leaf = [str(table_names[0][1])] if table_names else path_id[-1:] if renamed else []
-    for m, value in namespaces:
-        label = ".".join(m.path) + (f" + {'.'.join(table_names[0][0].path)}"
-                                    if table_names else "")
-        yield Touch([*_parts(value, delimiter), *leaf], write(m), label)
+    table_names = [(label, value) for label, named, value in given
+                   if named.kind == "table_name"]
+    namespaces = [(label, named, value) for label, named, value in given
+                  if named.kind == "namespace"]
+    renames = any(named.kind == "table_name" for _, named in plan.own)
+    leaf = [str(table_names[0][1])] if table_names else path_id[-1:] if renames else []
+    for label, named, value in namespaces:
+        both = f"{label} + {table_names[0][0]}" if table_names else label
+        yield Touch([*_parts(value, delimiter), *leaf], write(named), both)
     if table_names and not namespaces:
-        m, value = table_names[0]
-        yield Touch([*path_id[:-1], str(value)], write(m), ".".join(m.path))
+        label, value = table_names[0]
+        named = next(n for _, n in plan.own if n.kind == "table_name")
+        yield Touch([*path_id[:-1], str(value)], write(named), label)
