@@ -29,6 +29,7 @@ from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.capacity import Capacity, HeldResponse, Weight, Work
 from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
 from nsframe.server._http.media import Body, check_media_type
+from nsframe.server._http.names import GATE, Gate, touched
 from nsframe.server._http.request import limits_of, read_body
 from nsframe.server._http.validation import Envelope, decode
 from nsframe.server._limits import Limits
@@ -150,9 +151,15 @@ def _as_response(result: Any) -> Response:
     return result if isinstance(result, Response) else JSONResponse(result)
 
 
-def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
-             has_id: bool = True, in_thread: bool = True, weight: Weight = "light",
-             body: Body | None = None,
+def _missing_first(absent: AbsentCheck | None, request: Request, ident: list[str]) -> None:
+    """The 404 of a missing namespace or table, before an invalid request's 400."""
+    if absent is not None and ident:
+        absent(catalog_for(request), ident)
+
+
+def endpoint(handler: Handler, model: type[Envelope], *, write: bool = True,
+             json_body: bool = True, has_id: bool = True, in_thread: bool = True,
+             weight: Weight = "light", body: Body | None = None,
              absent: AbsentCheck | None = None) -> Callable[[Request], Awaitable[Response]]:
     """Wrap ``handler`` as a Starlette endpoint whose request fills ``model``.
 
@@ -160,6 +167,8 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
     the model is filled from the query string alone. ``body`` is the media type the
     route takes (`media.Body`); by default JSON when ``json_body``, else Arrow.
     ``weight`` picks the lane of worker threads the handler runs in (`capacity`).
+    ``write``: the route's access, which the names the model's members hold need too
+    (`_http.names`), unless their marker says otherwise.
     ``absent`` answers first when a request that is also invalid names a namespace or
     table that does not exist: a 404, as the reference server answers, not the 400.
     """
@@ -174,11 +183,18 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
         limits = limits_of(request)
         try:
             args = decode(model, raw, request.query_params)
+        except InvalidInputError:
+            _missing_first(absent, request, ident)
+            raise
+        gate: Gate | None = request.scope.get(GATE)
+        if gate is not None:  # a limited credential: every name the members hold
+            for touch in touched(args, ident, write, delimiter):
+                gate.allow(touch, delimiter)
+        try:
             args.check_limits(limits)
             check_body_id(args.id, ident, delimiter)
         except InvalidInputError:
-            if absent is not None and ident:
-                absent(catalog_for(request), ident)
+            _missing_first(absent, request, ident)
             raise
         # The lanes share one server among remote clients; the embedded client's own
         # threads, in process, are not queued behind them (their loops are their own).

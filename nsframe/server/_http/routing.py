@@ -9,7 +9,7 @@ fills the model before the handler runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from starlette.routing import Match, Route
 from starlette.types import Scope
@@ -17,9 +17,9 @@ from starlette.types import Scope
 from nsframe._protocol import routes
 from nsframe.server._http.capacity import Weight
 from nsframe.server._http.handler import A, AbsentCheck, Call, endpoint
+from nsframe.server._http.names import Access
 from nsframe.server._http.validation import Envelope, prepare
 
-Access = Literal["read", "write"]
 # Table routes whose `{id}` names a table to be made: its namespace must exist.
 NEW_TABLE_TEMPLATES = (routes.TABLE_CREATE, routes.TABLE_DECLARE, routes.TABLE_REGISTER)
 
@@ -47,10 +47,13 @@ class ApiRoute(Route):
         prepare(self.model)
         # Whether `{id}` is a namespace or table identifier (a transaction id is not).
         self.namespaced = namespaced
+        # Whether the model's members come from a JSON body, or the query string alone.
+        self.json_body: bool = options.get("json_body", True)
         self.segments = template.count("/")
         path = template.replace("{id}", "{id:anything}")
         options.setdefault("absent", absent_check(template) if namespaced else None)
-        super().__init__(path, endpoint(handler, self.model, weight=weight, **options),
+        super().__init__(path, endpoint(handler, self.model, write=access == "write",
+                                        weight=weight, **options),
                          methods=list(methods), name=handler.__name__)
 
     @property

@@ -22,6 +22,7 @@ import msgspec.inspect as mi
 
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import dec_hook, shown
+from nsframe.server._http.names import Identifier, members
 from nsframe.server._limits import Limits
 
 M = TypeVar("M", bound="Envelope")
@@ -47,7 +48,7 @@ class Envelope(msgspec.Struct, kw_only=True):
     """The members every JSON body may carry (SEED_SPEC.md's request envelope)."""
 
     # Checked against the path id by `endpoint`: a different one is a 400.
-    id: list[str] | None = None
+    id: Identifier | None = None
     # Values of any type, as clients send them; each becomes a string.
     context: dict[str, Any] | None = None
     identity: Identity | None = None
@@ -79,9 +80,11 @@ _decoders: dict[type, msgspec.json.Decoder[Any]] = {}
 
 
 def prepare(model: type[Envelope]) -> None:
-    """Build ``model``'s decoder now: a model msgspec cannot use fails at start-up."""
+    """Build ``model``'s decoder now: a model msgspec cannot use fails at start-up, and so
+    does one whose names (`_http.names`) cannot be read from its type hints."""
     _decoder(model)
     _query_forms(model)
+    members(model)
 
 
 def _decoder(model: type[M]) -> msgspec.json.Decoder[M]:

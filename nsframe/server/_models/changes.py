@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from nsframe.exceptions import InvalidInputError
+from nsframe.server._http.names import InTable
 from nsframe.server._http.validation import Envelope
 
 
@@ -105,8 +106,8 @@ class AddColumnsRequest(Envelope, kw_only=True):
 
 
 class AlterColumnsEntry(msgspec.Struct, kw_only=True):
-    path: str
-    rename: str | None = None
+    path: InTable
+    rename: InTable | None = None
     nullable: bool | None = None
     # A JsonArrowDataType, in either spelling (`schema_json.type_from_json`).
     data_type: dict[str, Any] | None = None

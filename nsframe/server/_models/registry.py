@@ -7,14 +7,15 @@ from typing import Any
 
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.fields import Choice
+from nsframe.server._http.names import Location, NamespaceId, TableName
 from nsframe.server._http.validation import Envelope
 
 
 class RenameTableRequest(Envelope, kw_only=True):
-    new_table_name: str | None = None
+    new_table_name: TableName | None = None
     # Upstream's name; `new_namespace` is LanceDB's. Missing: the same namespace.
-    new_namespace_id: list[str] | None = None
-    new_namespace: list[str] | None = None
+    new_namespace_id: NamespaceId | None = None
+    new_namespace: NamespaceId | None = None
 
     def __post_init__(self) -> None:
         if not self.new_table_name:
@@ -39,7 +40,7 @@ class RegisterMode(Choice):
 
 
 class RegisterTableRequest(Envelope, kw_only=True):
-    location: str | None = None
+    location: Location | None = None
     mode: RegisterMode = RegisterMode.default()
     properties: dict[str, str] | None = None
 

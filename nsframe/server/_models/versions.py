@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from nsframe.server._http.fields import Count, shown
+from nsframe.server._http.names import InTable
 from nsframe.server._http.pagination import PageRequest
 from nsframe.server._http.validation import Envelope
 
@@ -83,5 +84,5 @@ class BranchRequest(Envelope, kw_only=True):
 
 class CreateBranchRequest(BranchRequest, kw_only=True):
     # The branch and version to start from: main's latest when missing.
-    from_branch: str | None = None
+    from_branch: InTable | None = None
     from_version: Count | None = None

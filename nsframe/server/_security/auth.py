@@ -8,7 +8,8 @@ buffered and replayed to the handler). That read is bounded by
 timeouts: a client without credentials cannot make the server hold more, or wait
 longer. A larger body without a credential header is a 401 before any of it is read.
 Order of checks: 401 (credentials), 403 (scope), 404 (database), 413 (declared
-Content-Length).
+Content-Length). The identifiers a request's members name (a rename's target) are
+checked against the same scope by `endpoint` once the model is decoded (`_http.names`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from nsframe._protocol import routes
 from nsframe.exceptions import APIError, PayloadTooLargeError
 from nsframe.server._config import ServerConfig
 from nsframe.server._http.errors import error_response
+from nsframe.server._http.names import GATE
 from nsframe.server._http.request import timed
 from nsframe.server._http.routing import ApiRoute
 from nsframe.server._security import databases as _databases
@@ -108,6 +110,9 @@ class AuthMiddleware:
                 op = classify(self.routes, scope)
                 if op is not None:
                     principal.scope.check(op, name)
+                # The names the request's members hold are checked once its model is
+                # decoded (`_http.names`, in `endpoint`).
+                scope[GATE] = principal.scope
             scope["nsframe.catalog"] = _databases.resolve(self.catalogs, name, source)
             self._check_declared_size(headers)
         except APIError as error:

@@ -2,7 +2,9 @@
 
 Every request is classified before it runs by the route that will answer it: each
 route in the route table declares whether it reads or writes, and a request no route
-answers runs nothing, so it needs no scope.
+answers runs nothing, so it needs no scope. The names a request's members hold (a
+rename's target, say) are checked by `Scope.allow` once its model is decoded
+(`_http.names`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from starlette.types import Scope as ASGIScope
 from nsframe._protocol.ids import DEFAULT_DELIMITER, join_id, split_id
 from nsframe.exceptions import ForbiddenError
 from nsframe.server._http.ids import get_delimiter
+from nsframe.server._http.names import Touch
 from nsframe.server._http.routing import ApiRoute
 
 
@@ -119,20 +122,30 @@ class Scope:
         if self.databases is not None and database not in self.databases:
             name = repr(database) if database else "the default database"
             raise ForbiddenError(f"This credential may not use {name}.")
-        if op.write and self.read_only:
+        self._check(op.write, op.ident, op.label, repr(op.label), op.delimiter)
+
+    def allow(self, touch: Touch, delimiter: str) -> None:
+        """Raise `ForbiddenError` unless this scope allows a name a request's member
+        names (`_http.names.Gate`); the database was checked with the path."""
+        label = f"{touch.label(delimiter)!r} (member {touch.member})"
+        self._check(touch.write, touch.ident, label, label, delimiter)
+
+    def _check(self, write: bool, ident: list[str] | None, label: str, quoted: str,
+               delimiter: str) -> None:
+        if write and self.read_only:
             raise ForbiddenError(
-                f"This credential is read-only: it may not change {op.label}. Use a "
+                f"This credential is read-only: it may not change {label}. Use a "
                 "credential with write access."
             )
         if self.namespace:
-            prefix = op.delimiter.join(self.namespace)
-            if op.ident is None:
+            prefix = delimiter.join(self.namespace)
+            if ident is None:
                 raise ForbiddenError(
-                    f"This credential is limited to namespace {prefix!r}; {op.label} is not "
+                    f"This credential is limited to namespace {prefix!r}; {label} is not "
                     "within a namespace."
                 )
-            if tuple(op.ident[: len(self.namespace)]) != self.namespace:
+            if tuple(ident[: len(self.namespace)]) != self.namespace:
                 raise ForbiddenError(
-                    f"This credential is limited to namespace {prefix!r}: {op.label!r} is "
+                    f"This credential is limited to namespace {prefix!r}: {quoted} is "
                     "outside it."
                 )
