@@ -122,15 +122,19 @@ def alter_columns(call: Call[AlterColumnsRequest]) -> dict[str, Any]:
     with changes.changing(call.catalog, ref, call.args.branch,
                           "Altering the columns failed") as ds:
         alterations: list[Any] = []  # Lance's AlterColumn dicts
+        renames: list[tuple[list[str], str]] = []
         for i, entry in enumerate(call.args.alterations or []):
-            change: dict[str, Any] = {"path": resolve(ds.schema, entry.path, "path").path}
+            field = resolve(ds.schema, entry.path, "path")
+            change: dict[str, Any] = {"path": field.path}
             if entry.rename is not None:
                 change["name"] = entry.rename
+                renames.append((list(field.segments), entry.rename))
             if entry.nullable is not None:
                 change["nullable"] = entry.nullable
             if entry.data_type is not None:
                 change["data_type"] = _data_type(entry.data_type, f"alterations[{i}]")
             alterations.append(change)
+        changes.check_renames(ds.schema, renames)
         ds.alter_columns(*alterations)
     return {"version": ds.version}
 

@@ -36,6 +36,9 @@ _PY_TRACEBACK = re.compile(r"Detail: Python exception: Traceback.*", re.S)
 _TRANSIENT = re.compile(r"timed? ?out|connection (reset|refused|closed)|slow ?down|"
                         r"temporarily unavailable|too many requests|service unavailable|"
                         r"status:? 503")
+# Arrow compute errors of a user's expression evaluated over the rows.
+_EVALUATION = re.compile(r"divide by zero|cast error|arithmetic overflow|overflow error")
+_LANCE_KIND = re.compile(r"^LanceError\(\w+\):\s*")
 # A storage file missing under a table (its path names the dataset's own folders).
 _GONE = re.compile(r"(not found|no such file).*(\.lance|_versions|/data/|\.manifest)", re.S)
 
@@ -59,6 +62,11 @@ def scrub(message: str) -> str:
     message = _URL.sub("<location>", message)
     message = _ABS_PATH.sub("<path>", message)
     return message.strip().rstrip(",").strip()
+
+
+def _first_line(text: str) -> str:
+    """Lance follows some messages with a dump of the whole schema."""
+    return text.split("\n", 1)[0].rstrip(" :")
 
 
 def translate(exc: BaseException) -> APIError:
@@ -115,6 +123,24 @@ def translate(exc: BaseException) -> APIError:
         return InvalidInputError(
             "A word of the full-text query is too long to match fuzzily with the index at "
             "this fuzziness: send fuzziness 1 or 0 for it."
+        )
+    if _EVALUATION.search(lowered):
+        # A valid expression that fails on the rows it reads (`id / 0`, a string that is
+        # no number): the caller's expression or data, not the server.
+        return InvalidInputError(
+            f"An expression failed on the table's rows ({_LANCE_KIND.sub('', detail)}): "
+            "change the expression, "
+            "or the rows it applies to."
+        )
+    if "cannot contain `.`" in lowered:
+        return InvalidInputError(
+            f"{detail}: a column name may not hold '.', which separates the fields of a "
+            "path; choose another name."
+        )
+    if "duplicate field name" in lowered:
+        return SchemaMismatchError(
+            f"{_first_line(detail)}: the change would give two columns one name; choose "
+            "another name."
         )
     if "no field named" in lowered:
         # DataFusion calls an unknown column in a filter a "Schema error"; it is the
