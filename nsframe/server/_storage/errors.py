@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from nsframe.exceptions import (
     SchemaMismatchError,
     ServerError,
     ServiceUnavailableError,
+    StorageFullError,
     TableAlreadyExistsError,
     TagAlreadyExistsError,
     TagNotFoundError,
@@ -36,6 +38,9 @@ _PY_TRACEBACK = re.compile(r"Detail: Python exception: Traceback.*", re.S)
 _TRANSIENT = re.compile(r"timed? ?out|connection (reset|refused|closed)|slow ?down|"
                         r"temporarily unavailable|too many requests|service unavailable|"
                         r"status:? 503")
+# ENOSPC (os error 28) and EDQUOT (122) as Lance, obstore and Python word them.
+_FULL = re.compile(r"no space left on device|os error (28|122)\b|storagefull|"
+                   r"disk quota exceeded|errno 28\b|errno 122\b")
 # Arrow compute errors of a user's expression evaluated over the rows.
 _EVALUATION = re.compile(r"divide by zero|cast error|arithmetic overflow|overflow error")
 _LANCE_KIND = re.compile(r"^LanceError\(\w+\):\s*")
@@ -51,6 +56,33 @@ def unexpected(exc: BaseException, where: str = "") -> ServerError:
     """The 500 for a failure we did not foresee: logged in full here, opaque to clients."""
     log.error("unexpected error%s", f" {where}" if where else "", exc_info=exc)
     return ServerError(UNEXPECTED)
+
+
+def is_full(exc: BaseException) -> bool:
+    """True when ``exc`` says the store has no room left (a full disk, a quota)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return bool(_FULL.search(str(exc).lower()))
+
+
+def storage_full(exc: BaseException) -> StorageFullError:
+    """The 507 for a write the store had no room for; the operator learns it from the log."""
+    log.error("the store is full, a write was refused: %s", scrub(str(exc)))
+    return StorageFullError(
+        "The server's storage is full, so nothing was written: retry once space has been "
+        "freed on it."
+    )
+
+
+@contextmanager
+def full_store() -> Iterator[None]:
+    """A write inside the block that finds no room left is a 507, not a 500."""
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(exc, APIError) or not is_full(exc):
+            raise
+        raise storage_full(exc) from exc
 
 
 def scrub(message: str) -> str:
@@ -76,6 +108,8 @@ def translate(exc: BaseException) -> APIError:
     text = str(exc)
     lowered = text.lower()
     detail = scrub(text)
+    if is_full(exc):
+        return storage_full(exc)
     if "ref not found" in lowered or ("does not exist" in lowered and "tag" in lowered):
         if "branch" in lowered:
             return BranchNotFoundError(detail)

@@ -10,8 +10,8 @@ committed or failed. A record whose server is gone marks data that can be collec
 
 from __future__ import annotations
 
-import contextlib
 import json
+import logging
 import os
 import socket
 import threading
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from nsframe.server._storage.objects import Objects
 
+log = logging.getLogger("nsframe.server")
 SERVERS = "_nsframe/servers/"
 WRITES = "_nsframe/writes/"
 RENEW_SECONDS = 10.0
@@ -104,8 +105,10 @@ class Leases:
     def _keep_renewing(self) -> None:
         # Renewed well within the lease, so that one late renewal does not end it.
         while not self._stop.wait(min(RENEW_SECONDS, self.lease / 4)):
-            with contextlib.suppress(OSError):  # a store hiccup: the next renewal retries
+            try:
                 self._renew()
+            except Exception as exc:  # a full or flaky store: the next renewal retries
+                log.warning("could not renew this server's record: %s", exc)
 
     @contextmanager
     def writing(self, location: str) -> Iterator[None]:
