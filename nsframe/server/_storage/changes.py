@@ -11,14 +11,20 @@ columns and casts do), so that a crash's leftovers can be told from a write in p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
 from lance.dataset import LanceDataset
 
-from nsframe.exceptions import InvalidInputError, SchemaMismatchError
+from nsframe.exceptions import (
+    ConcurrentModificationError,
+    InvalidInputError,
+    SchemaMismatchError,
+)
+from nsframe.server._storage import turns
 from nsframe.server._storage.catalog import Catalog, TableRef
 from nsframe.server._storage.errors import lance_errors
 from nsframe.server._storage.writes import IncomingBatches, _dropped_meanwhile
@@ -35,6 +41,27 @@ def changing(catalog: Catalog, ref: TableRef, branch: str | None,
         ds = catalog.dataset(ref, branch=branch)
         yield ds
     catalog.remember(ref, branch, ds)
+
+
+def change_schema(catalog: Catalog, ref: TableRef, branch: str | None, context: str,
+                  change: Callable[[LanceDataset], None]) -> LanceDataset:
+    """Apply ``change`` (add, alter or drop columns) to the latest version of ``branch``
+    and commit it, taking its turn against concurrent inserts (`turns`): inserts are held
+    back meanwhile, and an attempt that lost to a write committed first is tried again on
+    the newer version, for at most `turns.CHANGE_SECONDS`."""
+    deadline = time.monotonic() + turns.CHANGE_SECONDS
+    pause = 0.02
+    with catalog.turns.schema_change(ref.key):
+        while True:
+            try:
+                with changing(catalog, ref, branch, context) as ds:
+                    change(ds)
+                return ds
+            except ConcurrentModificationError:
+                if time.monotonic() + pause >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 1.0)
 
 
 @dataclass(frozen=True)
