@@ -127,7 +127,7 @@ WRITES: dict[str, tuple[str, Any, dict[str, str] | None]] = {
     "add_columns": ("add_columns", {"new_columns": [{"name": "y", "expression": "x * 2"}]},
                     None),
     "optimize": ("optimize", {}, None),
-    "create_index": ("create_scalar_index", {"column": "x", "index_type": "BTREE"}, None),
+    "create_index": ("create_index", {"column": "x", "index_type": "BTREE"}, None),
 }
 
 
@@ -149,6 +149,7 @@ def _assert_full(resp: requests.Response) -> None:
 @pytest.mark.parametrize("kind", list(WRITES))
 def test_a_write_on_a_full_disk_is_507_and_succeeds_once_space_is_freed(
         server: ServerProcess, filler: Filler, kind: str) -> None:
+    """A little room left: the server's small records fit, the write's data does not."""
     url = server.url
     table = _table(url)
     before = _state(url, table)
@@ -171,9 +172,14 @@ def test_catalog_writes_on_a_full_disk_are_507(server: ServerProcess, filler: Fi
     _assert_full(_post(url, f"/v1/namespace/{ns}/create"))
     _assert_full(_post(url, f"/v1/table/{table}/insert", data=stream_bytes(wide_table(0, 10))))
     _assert_full(_post(url, f"/v1/table/{table}/tags/create", {"tag": "t", "version": 1}))
+    other = table.replace("$t", "$other")
+    _assert_full(_post(url, f"/v1/table/{other}/create", data=stream_bytes(wide_table(0, 10))))
     assert _post(url, f"/v1/namespace/{ns}/exists").status_code == 404
+    assert _post(url, f"/v1/table/{other}/exists").status_code == 404
     assert _state(url, table) == before
     filler.free()
     assert _post(url, f"/v1/namespace/{ns}/create").status_code == 200
     assert _post(url, f"/v1/table/{table}/tags/create",
                  {"tag": "t", "version": 1}).status_code == 200
+    made = _post(url, f"/v1/table/{other}/create", data=stream_bytes(wide_table(0, 10)))
+    assert made.status_code == 200, made.text
