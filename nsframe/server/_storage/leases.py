@@ -143,11 +143,14 @@ class Leases:
             raw = self.objects.get(obj.key)
             if raw is None:
                 continue
-            record = json.loads(raw)
             sid = obj.key[len(SERVERS):].removesuffix(".json")
-            found[sid] = Server(sid, record["host"], int(record["pid"]),
-                                float(record["renewed"]),
-                                float(record.get("lease") or EXPIRY_SECONDS))
+            try:
+                record = json.loads(raw)
+                found[sid] = Server(sid, record["host"], int(record["pid"]),
+                                    float(record["renewed"]),
+                                    float(record.get("lease") or EXPIRY_SECONDS))
+            except (ValueError, KeyError, TypeError):
+                continue  # cut short by a full disk, say: a server that never ran
         return found
 
     def expired_records(self, now: float, store_now: float) -> list[str]:
