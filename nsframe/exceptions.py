@@ -33,6 +33,7 @@ NsframeError                      base: `except nsframe.NsframeError` catches ev
     ├── TooManyRequestsError      429, code 21
     ├── ServiceUnavailableError   503, code 17
     └── ServerError               500, code 18
+        └── StorageFullError      507 (code 18, Internal's)
 ```
 
 The server renders these classes into the error body of the contract, and the client maps
@@ -72,6 +73,7 @@ __all__ = [
     "SchemaMismatchError",
     "ServerError",
     "ServiceUnavailableError",
+    "StorageFullError",
     "TableAlreadyExistsError",
     "TableNotFoundError",
     "TagAlreadyExistsError",
@@ -181,6 +183,7 @@ ERROR_TYPES: dict[int, tuple[str, str]] = {
     429: ("/errors/too-many-requests", "Too many requests"),
     500: ("/errors/server-error", "Internal Server Error"),
     503: ("/errors/service-unavailable", "Slow down"),
+    507: ("/errors/insufficient-storage", "Insufficient Storage"),
 }
 
 
@@ -452,6 +455,15 @@ class ServerError(APIError):
     code = 18
 
 
+class StorageFullError(ServerError):
+    """The server's storage is full (507): nothing was written; the same request
+    succeeds once the operator has freed space."""
+
+    status = 507
+    # Upstream has no code for a full store: Internal's, as the server's own condition.
+    borrows_code = True
+
+
 def _classes_by_code() -> dict[int, type[APIError]]:
     """Each Lance code and the class it names: of the classes with that code, the one all
     the others are base classes of (code 4 is TableNotFoundError, not NotFoundError)."""
@@ -482,6 +494,7 @@ _BY_STATUS: dict[int, type[APIError]] = {
     413: PayloadTooLargeError,
     429: TooManyRequestsError,
     503: ServiceUnavailableError,
+    507: StorageFullError,
 }
 
 

@@ -47,6 +47,16 @@ def test_status_wins_when_code_disagrees() -> None:
     assert exc.error_class_for(502, None) is exc.ServerError
 
 
+def test_a_full_store_is_storage_full_whatever_code_it_carries() -> None:
+    # Our 507 carries code 18 (Internal), which names ServerError at 500.
+    assert exc.error_class_for(507, 18) is exc.StorageFullError
+    assert exc.error_class_for(507, None) is exc.StorageFullError
+    assert exc.error_class_for(500, 18) is exc.ServerError
+    error = exc.StorageFullError("full")
+    assert isinstance(error, exc.ServerError)
+    assert error.to_body()["type"] == "/errors/insufficient-storage"
+
+
 def test_method_not_allowed_is_unsupported() -> None:
     assert exc.error_class_for(405, 0) is exc.UnsupportedError
     assert exc.error_class_for(405, None) is exc.UnsupportedError

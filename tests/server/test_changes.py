@@ -203,6 +203,25 @@ def test_column_refusals(http: requests.Session, base_url: str, table: str) -> N
     assert version(http, base_url, table) == 1
 
 
+@pytest.mark.parametrize(("action", "body", "status", "code", "says"), [
+    # The expression is valid SQL; it fails on the rows.
+    ("update", {"updates": [["id", "id / 0"]]}, 400, 13, "zero"),
+    ("add_columns", {"new_columns": [{"name": "a.b", "expression": "id + 1"}]}, 400, 13, "."),
+    ("add_columns", {"new_columns": [{"name": "a.b", "data_type": {"type": "int64"}}]},
+     400, 13, "."),
+    ("alter_columns", {"alterations": [{"path": "score", "rename": "id"}]}, 400, 20, "'id'"),
+    ("alter_columns", {"alterations": [{"path": "score", "rename": "a.b"}]}, 400, 13, "."),
+])
+def test_schema_and_expression_refusals_are_input_errors(
+        http: requests.Session, base_url: str, table: str, action: str, body: Any,
+        status: int, code: int, says: str) -> None:
+    """Inputs that reached Lance and came back as a 500: each is the caller's to fix."""
+    error = assert_error(post(http, base_url, table, action, body), status, code)
+    assert says in error["detail"], error
+    assert version(http, base_url, table) == 1
+    assert set(rows(http, base_url, table)[0]) == {"id", "name", "score"}
+
+
 def test_schema_metadata_update_is_a_bare_map(http: requests.Session, base_url: str,
                                               table: str) -> None:
     url = f"{base_url}/v1/table/{table}/schema_metadata/update"

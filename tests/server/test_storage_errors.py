@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from nsframe.exceptions import ConcurrentModificationError, ServiceUnavailableError
+from nsframe.exceptions import (
+    ConcurrentModificationError,
+    ServiceUnavailableError,
+    StorageFullError,
+)
 from nsframe.server._storage.errors import translate
 
 PATH = "/srv/data/tables/orders-5f0c2a9e41d7b6a3.lance"
@@ -35,3 +39,17 @@ def test_a_file_gone_under_a_table_is_a_conflict_not_a_400(exc: Exception) -> No
     assert isinstance(error, ConcurrentModificationError)
     assert error.status == 409
     assert "/srv" not in error.detail and ".lance" not in error.detail
+
+
+@pytest.mark.parametrize("exc", [
+    OSError(f"LanceError(IO): No space left on device (os error 28), {PATH}/data/x.lance"),
+    OSError(28, "No space left on device"),
+    RuntimeError("Generic LocalFileSystem error: Unable to copy data to file: No space left "
+                 "on device (os error 28)"),
+    OSError(122, "Disk quota exceeded"),
+])
+def test_a_full_store_is_507_without_a_path(exc: Exception) -> None:
+    error = translate(exc)
+    assert isinstance(error, StorageFullError)
+    assert error.status == 507 and error.to_body()["type"] == "/errors/insufficient-storage"
+    assert "full" in error.detail and "/srv" not in error.detail

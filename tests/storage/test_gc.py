@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -18,12 +19,14 @@ from pathlib import Path
 
 import lance
 import pyarrow as pa
+import pytest
 import requests
 
 from nsframe.server import serve_in_thread
+from nsframe.server._storage.leases import LEASE_ENV
 from tests.support import ARROW_HEADERS, ipc_stream
 
-from ._servers import REPO
+from ._servers import REPO, ServerProcess
 
 DAY = 24 * 3600.0
 
@@ -110,3 +113,46 @@ def test_gc_finds_what_crashes_leave_and_keeps_every_version(tmp_path: Path) -> 
     assert ds.to_table().column("id").to_pylist() == [1, 2, 3, 4]
     assert ds.checkout_version(1).to_table() == pa.table({"id": [1, 2, 3]})
     assert "would remove 0 folder(s) and 0 file(s)" in _gc(root)
+
+
+def test_gc_removes_the_records_of_servers_dead_longer_than_their_lease(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code_under_test: Path) -> None:
+    """A killed server's record (and a clock file it left) goes once its lease has run
+    out; a live server's record, and a dead one still within its lease, stay."""
+    root = tmp_path / "root"
+    servers = root / "_nsframe" / "servers"
+    # Short leases, so that a record expires within the test; the live server renews.
+    monkeypatch.setenv(LEASE_ENV, "2")
+    with serve_in_thread(root) as server:
+        live = {p.name for p in servers.iterdir()}
+        doomed = ServerProcess(str(root), tmp_path / "logs", "doomed",
+                               env={LEASE_ENV: "2"})
+        doomed.start()
+        dead = {p.name for p in servers.iterdir()} - live
+        assert len(dead) == 1, dead
+        doomed.kill()
+        (servers / next(iter(dead))).with_suffix(".clock").write_bytes(b"")
+        # A server on this host, gone, whose lease has not run out yet.
+        recent = servers / "recently-dead.json"
+        recent.write_text(json.dumps({"host": socket.gethostname(), "pid": _dead_pid(),
+                                      "renewed": time.time(), "lease": 3600.0}))
+        time.sleep(2.5)  # past the killed server's lease
+
+        dry = _gc(root)
+        name = next(iter(dead))
+        assert f"would remove file _nsframe/servers/{name}" in dry, dry
+        assert f"would remove file _nsframe/servers/{name.removesuffix('.json')}.clock" in dry
+        _gc(root, "--apply")
+        left = {p.name for p in servers.iterdir()}
+        assert live <= left, "a live server's record was removed"
+        assert recent.name in left, "a record within its lease was removed"
+        assert not left & dead and not any(p.endswith(".clock") for p in left), left
+        made = requests.post(f"{server.url}/v1/namespace/after/create", json={}, timeout=30)
+        assert made.status_code == 200, made.text
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout)

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from nsframe.exceptions import APIError
-from nsframe.server._storage.errors import unexpected
+from nsframe.server._storage.errors import is_full, storage_full, unexpected
 
 
 def error_response(request: Request, error: APIError) -> Response:
@@ -28,5 +28,8 @@ async def handle_api_error(request: Request, exc: Exception) -> Response:
 
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
     # Only errors from Lance calls are translated (inside `lance_errors`); anything else
-    # reaching here is our own bug, so it is a 500 whatever its class.
+    # reaching here is our own bug, so it is a 500 whatever its class, but for a full
+    # store, which is no bug wherever the write was (a spooled body, a log file).
+    if is_full(exc):
+        return error_response(request, storage_full(exc))
     return error_response(request, unexpected(exc, f"on {request.method} {request.url.path}"))

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio.from_thread
 import pyarrow as pa
+from lance.dataset import LanceDataset
 from starlette.responses import JSONResponse, Response
 
 from nsframe._protocol.defaults import normalize_branch
@@ -111,37 +112,43 @@ def add_columns(call: Call[AddColumnsRequest]) -> dict[str, Any]:
     nulls = [pa.field(e.name, _data_type(e.data_type, f"new_columns[{i}]"))
              for i, e in enumerate(entries) if e.data_type is not None]
     ref = call.catalog.require_table(call.id)
-    with changes.changing(call.catalog, ref, call.args.branch,
-                          "Adding the columns failed") as ds:
-        changes.add_columns(ds, computed, nulls)
+    ds = changes.change_schema(call.catalog, ref, call.args.branch, "Adding the columns failed",
+                               lambda ds: changes.add_columns(ds, computed, nulls))
     return {"version": ds.version}
 
 
 def alter_columns(call: Call[AlterColumnsRequest]) -> dict[str, Any]:
-    ref = call.catalog.require_table(call.id)
-    with changes.changing(call.catalog, ref, call.args.branch,
-                          "Altering the columns failed") as ds:
+    def alter(ds: LanceDataset) -> None:
         alterations: list[Any] = []  # Lance's AlterColumn dicts
+        renames: list[tuple[list[str], str]] = []
         for i, entry in enumerate(call.args.alterations or []):
-            change: dict[str, Any] = {"path": resolve(ds.schema, entry.path, "path").path}
+            field = resolve(ds.schema, entry.path, "path")
+            change: dict[str, Any] = {"path": field.path}
             if entry.rename is not None:
                 change["name"] = entry.rename
+                renames.append((list(field.segments), entry.rename))
             if entry.nullable is not None:
                 change["nullable"] = entry.nullable
             if entry.data_type is not None:
                 change["data_type"] = _data_type(entry.data_type, f"alterations[{i}]")
             alterations.append(change)
+        changes.check_renames(ds.schema, renames)
         ds.alter_columns(*alterations)
-    return {"version": ds.version}
+
+    ref = call.catalog.require_table(call.id)
+    done = changes.change_schema(call.catalog, ref, call.args.branch,
+                                 "Altering the columns failed", alter)
+    return {"version": done.version}
 
 
 def drop_columns(call: Call[DropColumnsRequest]) -> dict[str, Any]:
+    def drop(ds: LanceDataset) -> None:
+        ds.drop_columns([resolve(ds.schema, c, "columns").path for c in call.args.columns or []])
+
     ref = call.catalog.require_table(call.id)
-    with changes.changing(call.catalog, ref, call.args.branch,
-                          "Dropping the columns failed") as ds:
-        paths = [resolve(ds.schema, c, "columns").path for c in call.args.columns or []]
-        ds.drop_columns(paths)
-    return {"version": ds.version}
+    done = changes.change_schema(call.catalog, ref, call.args.branch,
+                                 "Dropping the columns failed", drop)
+    return {"version": done.version}
 
 
 def _data_type(data: dict[str, Any], member: str) -> pa.DataType:

@@ -44,6 +44,7 @@ from nsframe.server._storage.freshness import Freshness
 from nsframe.server._storage.leases import Leases
 from nsframe.server._storage.location import StorageRoot
 from nsframe.server._storage.objects import Objects
+from nsframe.server._storage.turns import Turns
 
 CATALOG = "_catalog/"
 TABLES = "tables/"
@@ -147,6 +148,7 @@ class Catalog:
         self.entries = Entries(self.objects, self.freshness)
         self.leases = Leases(self.objects)
         self.leases.register()
+        self.turns = Turns(self.objects)
         self.datasets = DatasetCache(self.location.lance_options(), freshness=self.freshness)
         self.session = self.datasets.session
         # What describe hands to readers of a table's location, when the operator opted in.

@@ -11,14 +11,20 @@ columns and casts do), so that a crash's leftovers can be told from a write in p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
 from lance.dataset import LanceDataset
 
-from nsframe.exceptions import SchemaMismatchError
+from nsframe.exceptions import (
+    ConcurrentModificationError,
+    InvalidInputError,
+    SchemaMismatchError,
+)
+from nsframe.server._storage import turns
 from nsframe.server._storage.catalog import Catalog, TableRef
 from nsframe.server._storage.errors import lance_errors
 from nsframe.server._storage.writes import IncomingBatches, _dropped_meanwhile
@@ -35,6 +41,27 @@ def changing(catalog: Catalog, ref: TableRef, branch: str | None,
         ds = catalog.dataset(ref, branch=branch)
         yield ds
     catalog.remember(ref, branch, ds)
+
+
+def change_schema(catalog: Catalog, ref: TableRef, branch: str | None, context: str,
+                  change: Callable[[LanceDataset], None]) -> LanceDataset:
+    """Apply ``change`` (add, alter or drop columns) to the latest version of ``branch``
+    and commit it, taking its turn against concurrent inserts (`turns`): inserts are held
+    back meanwhile, and an attempt that lost to a write committed first is tried again on
+    the newer version, for at most `turns.CHANGE_SECONDS`."""
+    deadline = time.monotonic() + turns.CHANGE_SECONDS
+    pause = 0.02
+    with catalog.turns.schema_change(ref.key):
+        while True:
+            try:
+                with changing(catalog, ref, branch, context) as ds:
+                    change(ds)
+                return ds
+            except ConcurrentModificationError:
+                if time.monotonic() + pause >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 1.0)
 
 
 @dataclass(frozen=True)
@@ -88,8 +115,48 @@ def _check_source(source: pa.Schema, table: pa.Schema, on: list[str], label: str
         )
 
 
+def _check_name(name: str, member: str) -> None:
+    if not name:
+        raise InvalidInputError(f"{member} is empty: name the column.")
+    if "." in name:
+        raise InvalidInputError(
+            f"{member} {name!r} holds '.', which separates the fields of a path: choose a "
+            "name without it."
+        )
+
+
+def check_renames(schema: pa.Schema, renames: list[tuple[list[str], str]]) -> None:
+    """Refuse renames to an empty or dotted name, or to a name a sibling keeps: Lance
+    would fail on the first two and, inside a struct, commit two fields of one name.
+    ``renames`` holds each field's path segments and its new name."""
+    siblings: dict[tuple[str, ...], dict[str, str]] = {}  # parent -> old name -> new name
+    for segments, name in renames:
+        _check_name(name, f"The new name of {'.'.join(segments)!r}")
+        parent = tuple(segments[:-1])
+        if parent not in siblings:
+            fields: pa.Schema | pa.DataType = schema
+            for segment in parent:
+                fields = fields.field(segment).type if isinstance(
+                    fields, (pa.Schema, pa.StructType)) else fields
+            if not isinstance(fields, (pa.Schema, pa.StructType)):
+                continue  # inside a list: Lance judges it
+            siblings[parent] = {f.name: f.name for f in fields}
+        siblings[parent][segments[-1]] = name
+    for names in siblings.values():
+        seen: dict[str, str] = {}
+        for old, new in names.items():
+            if new in seen:
+                raise SchemaMismatchError(
+                    f"Renaming would give two columns the name {new!r} ({seen[new]!r} and "
+                    f"{old!r}): choose another name, or rename or drop the other column too."
+                )
+            seen[new] = old
+
+
 def add_columns(ds: LanceDataset, computed: dict[str, str], nulls: list[pa.Field]) -> None:
     """Columns computed by SQL over each row, then columns of nulls (metadata only)."""
+    for name in [*computed, *(f.name for f in nulls)]:
+        _check_name(name, "The new column's name")
     taken = [name for name in [*computed, *(f.name for f in nulls)] if name in ds.schema.names]
     if taken:
         raise SchemaMismatchError(

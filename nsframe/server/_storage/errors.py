@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 from collections.abc import Iterator, Sequence
@@ -20,6 +21,7 @@ from nsframe.exceptions import (
     SchemaMismatchError,
     ServerError,
     ServiceUnavailableError,
+    StorageFullError,
     TableAlreadyExistsError,
     TagAlreadyExistsError,
     TagNotFoundError,
@@ -37,11 +39,17 @@ _PY_TRACEBACK = re.compile(r"Detail: Python exception: Traceback.*", re.S)
 _TRANSIENT = re.compile(r"timed? ?out|connection (reset|refused|closed)|slow ?down|"
                         r"temporarily unavailable|too many requests|service unavailable|"
                         r"status:? 503")
-# A storage file missing under a table (its path names the dataset's own folders).
+# ENOSPC (os error 28) and EDQUOT (122) as Lance, obstore and Python word them.
+_FULL = re.compile(r"no space left on device|os error (28|122)\b|storagefull|"
+                   r"disk quota exceeded|errno 28\b|errno 122\b")
+# Arrow compute errors of a user's expression evaluated over the rows.
+_EVALUATION = re.compile(r"divide by zero|cast error|arithmetic overflow|overflow error")
+_LANCE_KIND = re.compile(r"^LanceError\(\w+\):\s*")
 # DataFusion's unknown column: "No field named nmae. Did you mean 'name'?" or "No field
 # named zz. Valid fields are id, name, _rowid, ...".
 _NO_FIELD = re.compile(r"No field named (.+?)\.(?: Did you mean '([^']*)'\?| Valid fields "
                        r"are (.*?)\.(?:,|$)|,|$)", re.S)
+# A storage file missing under a table (its path names the dataset's own folders).
 _GONE = re.compile(r"(not found|no such file).*(\.lance|_versions|/data/|\.manifest)", re.S)
 
 
@@ -55,6 +63,33 @@ def unexpected(exc: BaseException, where: str = "") -> ServerError:
     return ServerError(UNEXPECTED)
 
 
+def is_full(exc: BaseException) -> bool:
+    """True when ``exc`` says the store has no room left (a full disk, a quota)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return bool(_FULL.search(str(exc).lower()))
+
+
+def storage_full(exc: BaseException) -> StorageFullError:
+    """The 507 for a write the store had no room for; the operator learns it from the log."""
+    log.error("the store is full, a write was refused: %s", scrub(str(exc)))
+    return StorageFullError(
+        "The server's storage is full, so nothing was written: retry once space has been "
+        "freed on it."
+    )
+
+
+@contextmanager
+def full_store() -> Iterator[None]:
+    """A write inside the block that finds no room left is a 507, not a 500."""
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(exc, APIError) or not is_full(exc):
+            raise
+        raise storage_full(exc) from exc
+
+
 def scrub(message: str) -> str:
     """Remove secrets, file paths, storage URLs and source locations from a message meant
     for a client."""
@@ -64,6 +99,11 @@ def scrub(message: str) -> str:
     message = _URL.sub("<location>", message)
     message = _ABS_PATH.sub("<path>", message)
     return message.strip().rstrip(",").strip()
+
+
+def _first_line(text: str) -> str:
+    """Lance follows some messages with a dump of the whole schema."""
+    return text.split("\n", 1)[0].rstrip(" :")
 
 
 def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIError:
@@ -76,6 +116,8 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
     text = str(exc)
     lowered = text.lower()
     detail = scrub(text)
+    if is_full(exc):
+        return storage_full(exc)
     if "ref not found" in lowered or ("does not exist" in lowered and "tag" in lowered):
         if "branch" in lowered:
             return BranchNotFoundError(detail)
@@ -123,6 +165,24 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
         return InvalidInputError(
             "A word of the full-text query is too long to match fuzzily with the index at "
             "this fuzziness: send fuzziness 1 or 0 for it."
+        )
+    if _EVALUATION.search(lowered):
+        # A valid expression that fails on the rows it reads (`id / 0`, a string that is
+        # no number): the caller's expression or data, not the server.
+        return InvalidInputError(
+            f"An expression failed on the table's rows ({_LANCE_KIND.sub('', detail)}): "
+            "change the expression, "
+            "or the rows it applies to."
+        )
+    if "cannot contain `.`" in lowered:
+        return InvalidInputError(
+            f"{detail}: a column name may not hold '.', which separates the fields of a "
+            "path; choose another name."
+        )
+    if "duplicate field name" in lowered:
+        return SchemaMismatchError(
+            f"{_first_line(detail)}: the change would give two columns one name; choose "
+            "another name."
         )
     if "no field named" in lowered:
         # DataFusion calls an unknown column in a filter a "Schema error"; it is the

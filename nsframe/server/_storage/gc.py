@@ -3,10 +3,11 @@
 A crash can leave: a namespace's entries and its tables' data after its drop was written
 but before they were deleted; a data folder whose create never reached the catalog; a
 table's data files written by an insert that never committed; records of writes in flight
-by a server that is gone; entries stuck "dropping". Each is told from live data by the
-catalog (what is reachable from the root) and by the write records (`leases`): data a
-live server may still be writing is never touched, and committed data is always
-reachable, so it is never a candidate.
+by a server that is gone; the records of servers dead longer than their lease; the
+markers of schema changes past their end; entries stuck "dropping". Each is told from
+live data by the catalog (what is reachable from the root) and by the write records
+(`leases`): data a live server may still be writing is never touched, and committed data
+is always reachable, so it is never a candidate.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 import lance
 
+from nsframe.server._storage import turns
 from nsframe.server._storage.catalog import (
     CATALOG,
     LIVE_NAMESPACE,
@@ -69,6 +71,9 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
         else:
             garbage.keys.append(write.key)
             crashed[write.location] = min(write.started, crashed.get(write.location, now))
+    # Records of servers dead longer than their lease (their writes are judged above).
+    garbage.keys.extend(catalog.leases.expired_records(now, started))
+    garbage.keys.extend(turns.expired_markers(objects, now))
     live_uids, live_tables = _reachable(catalog)
     # Namespace incarnations nothing reaches: a drop wrote its mark, then stopped.
     for uid in objects.children(CATALOG):

@@ -10,8 +10,8 @@ committed or failed. A record whose server is gone marks data that can be collec
 
 from __future__ import annotations
 
-import contextlib
 import json
+import logging
 import os
 import socket
 import threading
@@ -23,11 +23,22 @@ from dataclasses import dataclass
 
 from nsframe.server._storage.objects import Objects
 
+log = logging.getLogger("nsframe.server")
 SERVERS = "_nsframe/servers/"
 WRITES = "_nsframe/writes/"
 RENEW_SECONDS = 10.0
 # A server that has not renewed its record for this long is taken for dead.
 EXPIRY_SECONDS = 60.0
+# Overrides EXPIRY_SECONDS for a server started with it (tests make leases short).
+LEASE_ENV = "NSFRAME_LEASE_SECONDS"
+
+
+def lease_seconds() -> float:
+    """This server's lease: how long its record stands without a renewal."""
+    value = float(os.environ.get(LEASE_ENV) or EXPIRY_SECONDS)
+    if not value > 0:
+        raise ValueError(f"{LEASE_ENV} must be a number of seconds above 0, got {value}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -36,11 +47,16 @@ class Server:
     host: str
     pid: int
     renewed: float
+    lease: float = EXPIRY_SECONDS
 
     def alive(self, now: float) -> bool:
         if self.host == socket.gethostname() and not _pid_alive(self.pid):
             return False
-        return now - self.renewed < EXPIRY_SECONDS
+        return now - self.renewed < self.lease
+
+    def expired(self, now: float) -> bool:
+        """Dead, and its lease has run out: its record can go (`gc`)."""
+        return not self.alive(now) and now - self.renewed >= self.lease
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,7 @@ class Leases:
     def __init__(self, objects: Objects) -> None:
         self.objects = objects
         self.server_id = uuid.uuid4().hex
+        self.lease = lease_seconds()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -81,13 +98,17 @@ class Leases:
         self.objects.delete([f"{SERVERS}{self.server_id}.json"])
 
     def _renew(self) -> None:
-        record = {"host": socket.gethostname(), "pid": os.getpid(), "renewed": time.time()}
+        record = {"host": socket.gethostname(), "pid": os.getpid(), "renewed": time.time(),
+                  "lease": self.lease}
         self.objects.put(f"{SERVERS}{self.server_id}.json", json.dumps(record).encode())
 
     def _keep_renewing(self) -> None:
-        while not self._stop.wait(RENEW_SECONDS):
-            with contextlib.suppress(OSError):  # a store hiccup: the next renewal retries
+        # Renewed well within the lease, so that one late renewal does not end it.
+        while not self._stop.wait(min(RENEW_SECONDS, self.lease / 4)):
+            try:
                 self._renew()
+            except Exception as exc:  # a full or flaky store: the next renewal retries
+                log.warning("could not renew this server's record: %s", exc)
 
     @contextmanager
     def writing(self, location: str) -> Iterator[None]:
@@ -117,13 +138,37 @@ class Leases:
     def servers(self) -> dict[str, Server]:
         found: dict[str, Server] = {}
         for obj in self.objects.walk(SERVERS):
+            if not obj.key.endswith(".json"):
+                continue  # a `store_now` clock file
             raw = self.objects.get(obj.key)
             if raw is None:
                 continue
-            record = json.loads(raw)
             sid = obj.key[len(SERVERS):].removesuffix(".json")
-            found[sid] = Server(sid, record["host"], int(record["pid"]), float(record["renewed"]))
+            try:
+                record = json.loads(raw)
+                found[sid] = Server(sid, record["host"], int(record["pid"]),
+                                    float(record["renewed"]),
+                                    float(record.get("lease") or EXPIRY_SECONDS))
+            except (ValueError, KeyError, TypeError):
+                continue  # cut short by a full disk, say: a server that never ran
         return found
+
+    def expired_records(self, now: float, store_now: float) -> list[str]:
+        """Keys of the records (``.json``, and ``.clock`` files `store_now` left) of
+        servers dead longer than their lease: never a live server's, nor a dead one's
+        still within its lease, whose writes may not be judged yet."""
+        servers = self.servers()
+        keys: list[str] = []
+        for obj in self.objects.walk(SERVERS):
+            sid = obj.key[len(SERVERS):].rpartition(".")[0]
+            owner = servers.get(sid)
+            if sid == self.server_id or (owner is not None and not owner.expired(now)):
+                continue
+            # A clock file with no record: its server closed, or its record went before;
+            # old enough, it is no clock being read right now.
+            if owner is not None or store_now - obj.modified.timestamp() >= EXPIRY_SECONDS:
+                keys.append(obj.key)
+        return keys
 
     def writes(self) -> list[Write]:
         found: list[Write] = []

@@ -27,6 +27,7 @@ from obstore.store import LocalStore, ObjectStore, from_url
 
 from nsframe.server._storage import localfast
 from nsframe.server._storage.ddb import DynamoClaims
+from nsframe.server._storage.errors import full_store
 from nsframe.server._storage.location import StorageRoot
 
 PROBE = "_nsframe/probe/"
@@ -83,7 +84,8 @@ class Objects:
             return None
 
     def put(self, key: str, data: bytes) -> None:
-        obstore.put(self.store, key, data)
+        with full_store():
+            obstore.put(self.store, key, data)
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
         """Write ``key`` unless it exists; True when this call wrote it."""
@@ -94,7 +96,8 @@ class Objects:
     def _create(self, key: str, data: bytes) -> bool:
         """The store's own create-if-absent (``If-None-Match: *`` on S3)."""
         try:
-            obstore.put(self.store, key, data, mode="create")
+            with full_store():
+                obstore.put(self.store, key, data, mode="create")
         except (AlreadyExistsError, PreconditionError):
             return False
         return True

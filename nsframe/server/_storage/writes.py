@@ -42,7 +42,9 @@ def write_batches(catalog: Catalog, ref: TableRef, stream: IncomingBatches, *, m
 
     Nothing is committed unless the whole stream was read and written.
     """
-    with catalog.leases.writing(ref.key), _dropped_meanwhile(catalog, ref):
+    # An append waits while a schema change of the table takes its turn (`turns`).
+    with catalog.turns.insert(ref.key), catalog.leases.writing(ref.key), \
+            _dropped_meanwhile(catalog, ref):
         existing = catalog.dataset(ref, branch=branch)
         if mode == "append":
             check_insert_schema(stream.schema, existing.schema, label)
