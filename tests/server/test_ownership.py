@@ -137,14 +137,23 @@ def test_registered_folders_do_not_overlap(http: requests.Session, base_url: str
     body = refused(post(http, base_url, f"{ns}$inner", "register",
                         {"location": f"{outer}/nested.lance"}), secret="outer")
     assert body["status"] == 409
+    # A deregistered folder is kept whole, for a register of that folder again.
     ok(post(http, base_url, f"{ns}$outer", "deregister"))
+    body = refused(post(http, base_url, f"{ns}$inner", "register",
+                        {"location": f"{outer}/nested.lance"}))
+    assert body["status"] == 409 and "deregistered" in str(body["detail"])
     # The other way round: the inner one first, then the folder that holds it.
-    ok(post(http, base_url, f"{ns}$inner", "register", {"location": f"{outer}/nested.lance"}))
-    body = refused(post(http, base_url, f"{ns}$outer", "register", {"location": outer}),
+    other = f"ext-{uuid.uuid4().hex[:8]}/outer.lance"
+    write_dataset(store, other, [1, 2])
+    write_dataset(store, f"{other}/nested.lance", [3])
+    ok(post(http, base_url, f"{ns}$inner", "register", {"location": f"{other}/nested.lance"}))
+    body = refused(post(http, base_url, f"{ns}$outer", "register", {"location": other}),
                    secret="inner")
     assert body["status"] == 409
     assert tables(http, base_url, ns) == ["inner"]
     assert count(http, base_url, f"{ns}$inner") == 1
+    ok(post(http, base_url, f"{ns}$outer", "register", {"location": outer}))
+    assert count(http, base_url, f"{ns}$outer") == 2
 
 
 def test_register_refuses_a_folder_of_another_database_root(
@@ -225,20 +234,19 @@ def test_drop_deletes_only_the_registered_folder(http: requests.Session, base_ur
 
 # ----------------------------------------------------------------- database roots
 def test_nested_database_roots_are_refused_at_start(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="inside") as caught:
-        with serve_in_thread(tmp_path / "main", databases={"sales": tmp_path / "main" / "s"}):
-            pass
+    with pytest.raises(ValueError, match="inside") as caught, \
+            serve_in_thread(tmp_path / "main", databases={"sales": tmp_path / "main" / "s"}):
+        pass
     assert "\n" not in str(caught.value)
-    with pytest.raises(ValueError, match="same"):
-        with serve_in_thread(tmp_path / "a", databases={"b": tmp_path / "a" / "x" / ".."}):
-            pass
+    with pytest.raises(ValueError, match="same"), \
+            serve_in_thread(tmp_path / "a", databases={"b": tmp_path / "a" / "x" / ".."}):
+        pass
     # A root reached through a symlink is the folder it names.
     (tmp_path / "real").mkdir()
     (tmp_path / "alias").symlink_to(tmp_path / "real", target_is_directory=True)
-    with pytest.raises(ValueError, match="inside"):
-        with serve_in_thread(tmp_path / "real",
-                             databases={"b": tmp_path / "alias" / "sub"}):
-            pass
+    with pytest.raises(ValueError, match="inside"), \
+            serve_in_thread(tmp_path / "real", databases={"b": tmp_path / "alias" / "sub"}):
+        pass
     # Siblings, and names that only share a prefix, are separate databases.
     with serve_in_thread(tmp_path / "data", databases={"x": tmp_path / "data2"}):
         pass
