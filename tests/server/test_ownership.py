@@ -204,6 +204,21 @@ def test_a_symlink_to_another_table_s_folder_is_refused(
     assert read(http, base_url, f"{ns}$secret", branch="br") == expect([1, 2, 3, 4])
 
 
+def test_a_case_insensitive_root_compares_names_as_stored(tmp_path: Path) -> None:
+    """Where ``_NSFRAME`` opens ``_nsframe`` (macOS, Windows), ``TABLES/X.lance`` is
+    the folder ``tables/x.lance``; the key the checks compare is spelled as stored.
+    Linux file systems are case-sensitive, so the second folder stands in for the
+    case-insensitive lookup here."""
+    from nsframe.server._storage.ownership import stored_case
+
+    for folder in ("_nsframe", "tables/x.lance/tree/br"):
+        (tmp_path / folder).mkdir(parents=True)
+    assert stored_case(str(tmp_path), "TABLES/X.lance/Tree/br") == "TABLES/X.lance/Tree/br"
+    (tmp_path / "_NSFRAME").mkdir()
+    assert stored_case(str(tmp_path), "TABLES/X.lance/Tree/br") == "tables/x.lance/tree/br"
+    assert stored_case(str(tmp_path), "tables/y.lance") == "tables/y.lance"
+
+
 # ----------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("location", ["a" * 6000, "a/" * 3000, "tables/" + "x" * 5993])
 def test_a_very_long_location_is_a_400(http: requests.Session, base_url: str, ns: str,
@@ -230,6 +245,25 @@ def test_drop_deletes_only_the_registered_folder(http: requests.Session, base_ur
     assert not store.exists(mine)
     assert store.exists(sibling)
     assert count(http, base_url, f"{ns}$sib") == 1
+
+
+def test_a_drop_keeps_data_another_table_owns_in_an_old_root(
+        http: requests.Session, base_url: str, ns: str, store: StoreView) -> None:
+    """A root registered into before ownership was checked may hold a table whose folder
+    is another table's branch: dropping it keeps that data (the catalog entry goes)."""
+    where = branch_table(http, base_url, f"{ns}$secret")
+    catalog = Catalog(store.root, storage_options=store.options)
+    try:
+        _, folder = catalog.table_folder([ns, "stolen"])
+        filed = catalog.entries.advance(folder, None, "created", catalog.new_table_uid("s"),
+                                        {"properties": {},
+                                         "key": f"{relative(store, where)}/tree/br"})
+        assert filed is not None
+    finally:
+        catalog.close()
+    assert post(http, base_url, f"{ns}$stolen", "drop").status_code in (200, 204)
+    assert tables(http, base_url, ns) == ["secret"]
+    assert read(http, base_url, f"{ns}$secret", branch="br") == expect([1, 2, 3, 4])
 
 
 # ----------------------------------------------------------------- database roots

@@ -90,7 +90,26 @@ def _local_key(catalog: Catalog, text: str) -> str:
         ) from exc
     if key == ".." or key.startswith("../"):
         raise _outside()
-    return "" if key == "." else key
+    return "" if key == "." else stored_case(root, key)
+
+
+def stored_case(root: str, key: str) -> str:
+    """``key`` with each segment spelled as its folder lists it. On a case-insensitive
+    file system (macOS, Windows) TABLES/ opens tables/, and realpath keeps the case it
+    was given: the checks must compare the names as stored."""
+    if not os.path.isdir(os.path.join(root, "_NSFRAME")):
+        return key  # a case-sensitive file system: the name given is the name stored
+    folder, spelled = root, []
+    for part in key.split("/"):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            names = []
+        if part not in names:
+            part = next((n for n in names if n.casefold() == part.casefold()), part)
+        spelled.append(part)
+        folder = os.path.join(folder, part)
+    return "/".join(spelled)
 
 
 def _store_key(catalog: Catalog, text: str) -> str:
