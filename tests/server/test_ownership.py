@@ -10,6 +10,8 @@ Ownership). Runs on a local root and, where no local file system is needed, on s
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -284,6 +286,18 @@ def test_nested_database_roots_are_refused_at_start(tmp_path: Path) -> None:
     # Siblings, and names that only share a prefix, are separate databases.
     with serve_in_thread(tmp_path / "data", databases={"x": tmp_path / "data2"}):
         pass
+
+
+def test_nsframe_serve_says_which_roots_overlap_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "nsframe._cli", "serve", str(tmp_path / "main"),
+         "--database", f"sales={tmp_path / 'main' / 'sales'}", "--port", "0"],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("nsframe serve: Databases may not share storage: the root "
+                                  "of database 'sales'"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "main").exists()  # refused before anything was written
 
 
 @pytest.mark.parametrize("roots, overlap", [
