@@ -254,16 +254,21 @@ def test_a_drop_keeps_data_another_table_owns_in_an_old_root(
     """A root registered into before ownership was checked may hold a table whose folder
     is another table's branch: dropping it keeps that data (the catalog entry goes)."""
     where = branch_table(http, base_url, f"{ns}$secret")
+    ok(http.post(f"{base_url}/v1/namespace/{ns}$old/create", json={}))
     catalog = Catalog(store.root, storage_options=store.options)
     try:
-        _, folder = catalog.table_folder([ns, "stolen"])
-        filed = catalog.entries.advance(folder, None, "created", catalog.new_table_uid("s"),
-                                        {"properties": {},
-                                         "key": f"{relative(store, where)}/tree/br"})
-        assert filed is not None
+        for ident in ([ns, "stolen"], [ns, "old", "stolen"]):
+            _, folder = catalog.table_folder(ident)
+            filed = catalog.entries.advance(folder, None, "created",
+                                            catalog.new_table_uid("s"),
+                                            {"properties": {},
+                                             "key": f"{relative(store, where)}/tree/br"})
+            assert filed is not None
     finally:
         catalog.close()
     assert post(http, base_url, f"{ns}$stolen", "drop").status_code in (200, 204)
+    resp = http.post(f"{base_url}/v1/namespace/{ns}$old/drop", json={"behavior": "Cascade"})
+    assert resp.status_code in (200, 204), resp.text
     assert tables(http, base_url, ns) == ["secret"]
     assert read(http, base_url, f"{ns}$secret", branch="br") == expect([1, 2, 3, 4])
 

@@ -289,13 +289,16 @@ class Catalog:
         self.purge_namespace(ns.uid)
         return properties
 
-    def purge_namespace(self, uid: str) -> None:
-        """Delete the data and entries filed under a dropped namespace incarnation."""
+    def purge_namespace(self, uid: str, live: list[Entry] | None = None) -> None:
+        """Delete the data and entries filed under a dropped namespace incarnation
+        (``live``: the live tables, read once for the whole purge when needed)."""
         for entry in self.entries.latest_below(f"{CATALOG}{uid}/ns/").values():
-            self.purge_namespace(entry.uid)
+            self.purge_namespace(entry.uid, live)
         for entry in self.entries.latest_below(f"{CATALOG}{uid}/t/").values():
+            if live is None and "key" in self.entries.body(entry):
+                live = self.reachable(fresh=True)[1]
             # A table being renamed into another namespace keeps its data there.
-            if self.owns_data(entry):
+            if self.owns_data(entry, live):
                 self.objects.delete_folder(f"{entry_key(entry)}/")
         self.objects.delete_folder(f"{CATALOG}{uid}/")
 
@@ -393,7 +396,7 @@ class Catalog:
                           if e.state in LIVE_TABLE)
         return uids, tables
 
-    def owns_data(self, entry: Entry) -> bool:
+    def owns_data(self, entry: Entry, live: list[Entry] | None = None) -> bool:
         """Whether dropping ``entry`` may delete its data folder: it is a created table's,
         no rename under way gives it a second name, and, for a registered folder, no
         other live table's folder is, holds or lies inside it (a root registered into
@@ -405,7 +408,8 @@ class Catalog:
             return True  # tables/<uid>.lance: a folder this server made for the entry
         if inside_data_folder(key):
             return False
-        _, live = self.reachable(fresh=True)
+        if live is None:
+            live = self.reachable(fresh=True)[1]
         return not any(other.folder != entry.folder and (found := entry_key(other))
                        and relation(key, found) for other in live)
 
