@@ -107,7 +107,8 @@ def test_percent_encoded_locations_name_no_other_folder(
     must not reach the branch folder by a way round the checks."""
     where = branch_table(http, base_url, f"{ns}$secret")
     rel = relative(store, where)
-    for location in (f"{rel}%2Ftree%2Fbr", f"{rel}/tree/%62r", f"{where}%2Ftree%2Fbr"):
+    for location in (f"{rel}%2Ftree%2Fbr", f"{rel}/tree/%62r", f"{where}%2Ftree%2Fbr",
+                     f"file://{where}%2Ftree%2Fbr"):
         refused(post(http, base_url, f"{ns}$stolen", "register", {"location": location}),
                 secret="secret")
     assert tables(http, base_url, ns) == ["secret"]
