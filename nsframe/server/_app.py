@@ -24,6 +24,7 @@ from nsframe.server._security import auth as _auth
 from nsframe.server._security.scopes import classify
 from nsframe.server._storage import freshness, gc, redact
 from nsframe.server._storage.catalog import Catalog
+from nsframe.server._storage.location import overlapping_roots
 
 
 class StripTrailingSlash:
@@ -105,6 +106,11 @@ def create_app(
     app.state.config = config
     # A store's or Lance's message could quote a credential: never in a log line.
     redact.install("nsframe", "nsframe.server", "uvicorn.error")
+    # One root per database, none inside another: a database inside another's root
+    # could be read, and collected as garbage, through the outer one.
+    shared = overlapping_roots({"": config.root, **config.databases})
+    if shared is not None:
+        raise ValueError(shared)
     app.state.catalogs = {"": _catalog(config, config.root)}
     for name, path in config.databases.items():
         app.state.catalogs[name] = _catalog(config, path)

@@ -59,7 +59,8 @@ class ServerConfig:
 
     ``root`` is the default database: a local folder, or an ``s3://``, ``s3+ddb://``,
     ``gs://`` or ``az://`` URI. ``databases`` maps extra database names (picked by the
-    ``x-service-database`` header, or by the host name) to their own roots.
+    ``x-service-database`` header, or by the host name) to their own roots; no root may
+    be, or lie inside, another (`create_app` refuses to start).
     ``storage_options`` reach every root's store (credentials, endpoint, region; Lance's
     option names), on top of the store's standard environment variables.
     ``read_consistency_interval`` (seconds, 0 = strong) is how stale a read may be;

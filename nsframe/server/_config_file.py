@@ -18,7 +18,8 @@ File format (every member optional; relative paths are relative to the file)::
     vend_storage_options = false       # describe returns the storage options to readers
     check_conditional_put = true       # refuse a store that ignores If-None-Match
 
-    [databases]                        # picked by x-service-database or the host name
+    [databases]                        # picked by x-service-database or the host name;
+                                       # each root outside every other database's root
     sales = "/srv/nsframe/sales"
 
     [storage_options]                  # Lance's names; over the store's environment

@@ -136,7 +136,7 @@ def test_tables_listing_is_per_database(multi: RunningServer) -> None:
 
 def test_host_name_is_ignored_without_database_from_host(tmp_path: Path) -> None:
     name = f"h{secrets.token_hex(4)}"
-    with serve_in_thread(tmp_path, databases={"sales": tmp_path / "sales"},
+    with serve_in_thread(tmp_path / "main", databases={"sales": tmp_path / "sales"},
                          allow_hosts=["sales.example.test"]) as server:
         resp = requests.post(f"{server.url}/v1/namespace/{name}/create", json={},
                              headers={"Host": "sales.example.test"})

@@ -42,7 +42,7 @@ from nsframe.server._storage.datasets import DatasetCache
 from nsframe.server._storage.entries import Entries, Entry
 from nsframe.server._storage.freshness import Freshness
 from nsframe.server._storage.leases import Leases
-from nsframe.server._storage.location import StorageRoot
+from nsframe.server._storage.location import StorageRoot, relation
 from nsframe.server._storage.objects import Objects
 from nsframe.server._storage.turns import Turns
 
@@ -105,6 +105,13 @@ _U64_MAX = 2**64 - 1
 
 def table_key(uid: str) -> str:
     return f"{TABLES}{uid}.lance"
+
+
+def inside_data_folder(key: str) -> bool:
+    """Whether ``key`` is ``tables/`` itself or a folder inside one of its data folders
+    (a branch tree, the data files): each folder in ``tables/`` is one table's, whole."""
+    parts = [p for p in key.split("/") if p]
+    return parts[:1] == [TABLES.rstrip("/")] and len(parts) != 2
 
 
 def entry_key(entry: Entry) -> str | None:
@@ -284,15 +291,17 @@ class Catalog:
         self.purge_namespace(ns.uid)
         return properties
 
-    def purge_namespace(self, uid: str) -> None:
-        """Delete the data and entries filed under a dropped namespace incarnation."""
+    def purge_namespace(self, uid: str, live: list[Entry] | None = None) -> None:
+        """Delete the data and entries filed under a dropped namespace incarnation
+        (``live``: the live tables, read once for the whole purge when needed)."""
         for entry in self.entries.latest_below(f"{CATALOG}{uid}/ns/").values():
-            self.purge_namespace(entry.uid)
+            self.purge_namespace(entry.uid, live)
         for entry in self.entries.latest_below(f"{CATALOG}{uid}/t/").values():
-            key = entry_key(entry)
+            if live is None and "key" in self.entries.body(entry):
+                live = self.reachable(fresh=True)[1]
             # A table being renamed into another namespace keeps its data there.
-            if entry.state == "created" and key is not None and not self.shares_data(entry):
-                self.objects.delete_folder(key + "/")
+            if self.owns_data(entry, live):
+                self.objects.delete_folder(f"{entry_key(entry)}/")
         self.objects.delete_folder(f"{CATALOG}{uid}/")
 
     def being_dropped(self, entry: Entry | None) -> bool:
@@ -372,6 +381,39 @@ class Catalog:
         other = self.entries.latest(target)
         return (other is not None and other.state in LIVE_TABLE and other.uid == entry.uid
                 and self.entries.body(other).get(back) == entry.folder)
+
+    def reachable(self, *, fresh: bool = False) -> tuple[set[str], list[Entry]]:
+        """The namespace incarnations reachable from the root, and the live table entries
+        filed under them (declared ones too: a client may be writing their folder)."""
+        uids: set[str] = set()
+        tables: list[Entry] = []
+        pending = [ROOT_UID]
+        while pending:
+            uid = pending.pop()
+            uids.add(uid)
+            below = self.entries.latest_below(f"{CATALOG}{uid}/ns/", fresh=fresh)
+            pending.extend(e.uid for e in below.values() if e.state in LIVE_NAMESPACE)
+            tables.extend(e for e in self.entries.latest_below(f"{CATALOG}{uid}/t/",
+                                                               fresh=fresh).values()
+                          if e.state in LIVE_TABLE)
+        return uids, tables
+
+    def owns_data(self, entry: Entry, live: list[Entry] | None = None) -> bool:
+        """Whether dropping ``entry`` may delete its data folder: it is a created table's,
+        no rename under way gives it a second name, and, for a registered folder, no
+        other live table's folder is, holds or lies inside it (a root registered into
+        before ownership was checked may hold such a pair: the drop then keeps the data)."""
+        key = entry_key(entry)
+        if entry.state != "created" or key is None or self.shares_data(entry):
+            return False
+        if "key" not in self.entries.body(entry):
+            return True  # tables/<uid>.lance: a folder this server made for the entry
+        if inside_data_folder(key):
+            return False
+        if live is None:
+            live = self.reachable(fresh=True)[1]
+        return not any(other.folder != entry.folder and (found := entry_key(other))
+                       and relation(key, found) for other in live)
 
     def table_state(self, parts: list[str]) -> str:
         """'created', 'declared' or 'missing'."""
@@ -461,7 +503,7 @@ class Catalog:
             current = latest
         key = entry_key(current)
         # The data stays when a rename under way gave it a second name.
-        if current.state == "created" and key is not None and not self.shares_data(current):
+        if key is not None and self.owns_data(current):
             self.datasets.forget(self.objects.uri(key))
             self.objects.delete_folder(key + "/")
 

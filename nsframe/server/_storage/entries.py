@@ -83,9 +83,10 @@ class Entries:
             self._latest.put(folder, entry)
         return entry
 
-    def latest_below(self, folder: str) -> dict[str, Entry]:
-        """The newest generation of every entry folder directly below ``folder``."""
-        hit, below = self._below.get(folder, self.freshness)
+    def latest_below(self, folder: str, *, fresh: bool = False) -> dict[str, Entry]:
+        """The newest generation of every entry folder directly below ``folder``;
+        ``fresh``: as stored now, whatever the read consistency interval allows."""
+        hit, below = (False, None) if fresh else self._below.get(folder, self.freshness)
         if hit and below is not None:
             return dict(below)
         below = self._scan_below(folder)

@@ -23,7 +23,6 @@ from nsframe.server._storage import turns
 from nsframe.server._storage.catalog import (
     CATALOG,
     LIVE_NAMESPACE,
-    LIVE_TABLE,
     ROOT_UID,
     TABLES,
     Catalog,
@@ -111,20 +110,8 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
 
 def _reachable(catalog: Catalog) -> tuple[set[str], set[str]]:
     """Namespace uids and table data folders reachable from the root."""
-    uids: set[str] = set()
-    tables: set[str] = set()
-    pending = [ROOT_UID]
-    while pending:
-        uid = pending.pop()
-        uids.add(uid)
-        below = catalog.entries.latest_below(f"{CATALOG}{uid}/ns/")
-        pending.extend(e.uid for e in below.values() if e.state in LIVE_NAMESPACE)
-        for entry in catalog.entries.latest_below(f"{CATALOG}{uid}/t/").values():
-            # A declared table's reserved folder too: a client may be writing it.
-            key = entry_key(entry)
-            if entry.state in LIVE_TABLE and key is not None:
-                tables.add(key)
-    return uids, tables
+    uids, entries = catalog.reachable()
+    return uids, {key for entry in entries if (key := entry_key(entry)) is not None}
 
 
 def _unreferenced(catalog: Catalog, folder: str, crashed_since: float | None,

@@ -9,6 +9,9 @@ variables of the store, the config file and ``nsframe serve`` flags.
 
 Credentials never travel in a root URI: a URI with user info or with query parameters
 other than ``ddbTableName`` is refused, because roots are printed and logged.
+
+No two databases of one server may share storage: `overlapping_roots` finds two roots one
+of which is, or lies inside, the other (docs/storage.md, Ownership).
 """
 
 from __future__ import annotations
@@ -213,3 +216,70 @@ class StorageRoot:
             elif key.startswith(prefix):
                 config[key] = value
         return config, client
+
+
+# ------------------------------------------------------------------------- ownership
+# Schemes that name one namespace of buckets: an s3+ddb:// root is an s3:// bucket.
+STORE_FAMILY = {"s3": "s3", "s3a": "s3", "s3+ddb": "s3", "gs": "gs", "gcs": "gs",
+                 "az": "az", "abfs": "az", "abfss": "az"}
+
+
+def relation(key: str, other: str) -> str | None:
+    """How folder ``key`` stands to folder ``other`` (both keys or paths with "/"
+    between segments): "same", "inside", "contains", or None when they are apart.
+    Segments are compared whole: ``a/b`` is not inside ``a/bc``."""
+    mine, theirs = _segments(key), _segments(other)
+    if mine == theirs:
+        return "same"
+    if mine[:len(theirs)] == theirs:
+        return "inside"
+    if theirs[:len(mine)] == mine:
+        return "contains"
+    return None
+
+
+def _segments(key: str) -> list[str]:
+    return [part for part in key.split("/") if part not in ("", ".")]
+
+
+def _place(root: str | os.PathLike[str]) -> tuple[str, str]:
+    """Where ``root`` is: (the store, the folder in it), symlinks resolved on a local disk."""
+    text = os.fspath(root)
+    scheme = urllib.parse.urlparse(text).scheme.lower()
+    family = STORE_FAMILY.get(scheme)
+    if family is None:  # a local folder (StorageRoot.parse refuses unknown schemes later)
+        local = urllib.parse.unquote(urllib.parse.urlparse(text).path) \
+            if scheme == "file" else text
+        return "", os.path.realpath(Path(local).expanduser())
+    parsed = urllib.parse.urlparse(text)
+    return f"{family}://{parsed.netloc}", parsed.path
+
+
+def overlapping_roots(roots: Mapping[str, str | os.PathLike[str]]) -> str | None:
+    """A one-line message naming two databases whose roots overlap, or None.
+
+    ``roots`` maps database names ("" is the default database) to roots. Local roots are
+    compared after resolving symlinks; object-store roots by bucket and key prefix, whole
+    segments at a time and case-sensitively, as the store compares keys."""
+    places = [(name, os.fspath(root), _place(root)) for name, root in roots.items()]
+    for i, (name, root, (store, folder)) in enumerate(places):
+        for other, other_root, (other_store, other_folder) in places[i + 1:]:
+            how = relation(folder, other_folder) if store == other_store else None
+            if how == "same":
+                where = (f"{_label(name)} and {_label(other)} have the same root "
+                         f"{root!r}")
+            elif how is not None:
+                (inner, at), (outer, around) = (name, root), (other, other_root)
+                if how == "contains":
+                    (inner, at), (outer, around) = (outer, around), (inner, at)
+                where = (f"the root of {_label(inner)} ({at!r}) is inside the root of "
+                         f"{_label(outer)} ({around!r})")
+            else:
+                continue
+            return (f"Databases may not share storage: {where}. Give each database a "
+                    "folder of its own, outside every other database's root.")
+    return None
+
+
+def _label(name: str) -> str:
+    return "the default database" if name == "" else f"database {name!r}"

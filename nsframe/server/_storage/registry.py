@@ -18,26 +18,23 @@ since the other name still reads it (`Catalog.shares_data`).
 **Deregister** removes the entry and keeps the folder: it records the folder as kept
 (``_nsframe/kept/``) before the entry goes, so that no garbage collection ever takes a
 deregistered table's data. **Register** files an existing dataset inside the root as a
-table; a folder already named by a live table is refused, so that dropping one name can
-never delete another table's data.
+table; a folder that is, holds or lies inside a live table's folder is refused
+(`ownership`), so that dropping one name can never delete another table's data.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import urllib.parse
 
 from nsframe._protocol.ids import join_id
 from nsframe.exceptions import (
     ConcurrentModificationError,
-    InvalidInputError,
     TableAlreadyExistsError,
     TableNotFoundError,
 )
+from nsframe.server._storage import ownership
 from nsframe.server._storage.catalog import (
-    CATALOG,
     LIVE_TABLE,
     TABLES,
     Catalog,
@@ -46,11 +43,8 @@ from nsframe.server._storage.catalog import (
     entry_key,
 )
 from nsframe.server._storage.entries import Entry
-from nsframe.server._storage.names import check_name
 
 KEPT = "_nsframe/kept/"
-# Where registered data may not live: the catalog's and the servers' own records.
-RESERVED = (CATALOG, "_nsframe/")
 
 
 # ------------------------------------------------------------------------- rename
@@ -114,62 +108,17 @@ def _unmark(catalog: Catalog, folder: str, marked: Entry, keep: dict[str, object
 # ------------------------------------------------------------- register / deregister
 def location_key(catalog: Catalog, location: str) -> str:
     """The key under the root of ``location``: a path relative to the root, or an
-    absolute path or URI inside it. 400 for anything outside the root or reserved."""
-    text = location.strip()
-    if not text:
-        raise InvalidInputError("The member 'location' is empty: give the dataset's path.")
-    root = catalog.root.rstrip("/")
-    parsed = urllib.parse.urlparse(text)
-    if catalog.objects.is_local:
-        path = urllib.parse.unquote(parsed.path) if parsed.scheme == "file" else text
-        full = os.path.normpath(path if os.path.isabs(path) else os.path.join(root, path))
-        key = os.path.relpath(full, root).replace(os.sep, "/")
-    else:
-        full = text if parsed.scheme else f"{root}/{text.lstrip('/')}"
-        key = full[len(root) + 1:] if full.startswith(root + "/") else ".."
-    key = key.rstrip("/")
-    if key in ("", ".") or key == ".." or key.startswith("../") or "/../" in f"/{key}/":
-        raise InvalidInputError(
-            "The location is not inside this server's storage root: register a dataset "
-            "stored under the root (a path relative to it works too)."
-        )
-    if key.startswith(RESERVED) or key.split("/", 1)[0] + "/" in RESERVED:
-        raise InvalidInputError("The location is the server's own storage, not a dataset.")
-    for part in key.split("/"):
-        # Object stores refuse some names as path segments (control characters, names
-        # with leading or trailing blanks): no dataset can be stored there.
-        check_name(part, "location segment")
-        if part != part.strip():
-            raise InvalidInputError(
-                "A segment of the location starts or ends with a blank: no dataset can be "
-                "stored there; give the dataset's path as it is."
-            )
-    try:
-        found = catalog.holds_dataset(key)
-    except ValueError as exc:  # a segment the store cannot hold
-        raise InvalidInputError(
-            "The location is not a path the storage can hold: give the dataset's path."
-        ) from exc
-    if not found:
-        raise InvalidInputError(
-            "There is no Lance dataset at that location: register the folder that holds "
-            "its _versions directory."
-        )
-    return key
+    absolute path or URI inside it. 400 for anything outside the root or not a dataset
+    folder a table may own (`ownership.location_key`)."""
+    return ownership.location_key(catalog, location)
 
 
 def register_table(catalog: Catalog, parts: list[str], key: str, *, overwrite: bool,
                    properties: dict[str, str]) -> TableRef:
-    """File the dataset folder ``key`` as table ``parts``."""
+    """File the dataset folder ``key`` as table ``parts``: 409 when another table owns
+    a folder that is, holds or lies inside it (docs/storage.md, Ownership)."""
     ns, folder = catalog.table_folder(parts, for_child=True)
-    for other in catalog.walk_tables([]):
-        found = catalog.find_table(other)
-        if found is not None and found.state == "created" and found.key == key \
-                and other != parts:
-            raise TableAlreadyExistsError(
-                f"That dataset is already table {join_id(other)!r}: one folder has one name "
-                "(rename the table instead)."
-            )
+    ownership.check_free(catalog, key, besides=folder, kept=kept_keys(catalog))
     current = catalog.entries.latest(folder)
     if current is not None and current.state in LIVE_TABLE:
         if not overwrite:
@@ -184,6 +133,13 @@ def register_table(catalog: Catalog, parts: list[str], key: str, *, overwrite: b
     if written is None:
         raise _exists(parts)
     catalog.confirm_parent(ns, folder, written)
+    try:
+        # Again, now that this entry is filed: of two registers of overlapping folders
+        # on two servers at once, at least one sees the other here, and withdraws.
+        ownership.check_free(catalog, key, besides=folder)
+    except TableAlreadyExistsError:
+        catalog.entries.advance(folder, written, "dropped", written.uid, {"withdrawn": True})
+        raise
     catalog.objects.delete([_kept_marker(key)])
     return catalog.require_table(parts)
 
