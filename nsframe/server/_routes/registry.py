@@ -34,10 +34,14 @@ def register_table(call: Call[RegisterTableRequest]) -> dict[str, Any]:
     args = call.args
     assert args.location is not None  # the model requires it
     catalog = call.catalog
+    # The namespace first, as the reference answers: a 404 before the location's 400.
+    catalog.require_namespace(call.id[:-1], for_child=True)
     key = registry.location_key(catalog, args.location)
     ref = registry.register_table(catalog, call.id, key, overwrite=args.mode == "Overwrite",
                                   properties=dict(args.properties or {}))
-    return {"location": ref.uri, "properties": catalog.table_properties(ref)}
+    # The location as the caller gave it, relative or not (describe gives the full URI):
+    # Lance's clients compare the two.
+    return {"location": args.location, "properties": catalog.table_properties(ref)}
 
 
 def deregister_table(call: Call[Envelope]) -> dict[str, Any]:

@@ -52,12 +52,11 @@ def location_key(catalog: Catalog, location: str) -> str:
         )
     key = _local_key(catalog, text) if catalog.objects.is_local else _store_key(catalog, text)
     _check_key(key)
-    try:
-        found = catalog.holds_dataset(key)
-    except (ValueError, OSError) as exc:  # a segment the store cannot hold
-        raise InvalidInputError(
-            "The location is not a path the storage can hold: give the dataset's path."
-        ) from exc
+    found = _holds_dataset(catalog, key)
+    if not found and _is_bare_name(text) and _holds_dataset(catalog, TABLES + key):
+        # The reference server keeps its tables at its root, so Lance's clients name one
+        # by the last segment of its location; ours sit under tables/.
+        key, found = TABLES + key, True
     if not found:
         raise InvalidInputError(
             "There is no Lance dataset at that location: register the folder that holds "
@@ -67,6 +66,20 @@ def location_key(catalog: Catalog, location: str) -> str:
     if catalog.objects.is_local:
         _check_self_contained(catalog.root, key)
     return key
+
+
+def _holds_dataset(catalog: Catalog, key: str) -> bool:
+    try:
+        return catalog.holds_dataset(key)
+    except (ValueError, OSError) as exc:  # a segment the store cannot hold
+        raise InvalidInputError(
+            "The location is not a path the storage can hold: give the dataset's path."
+        ) from exc
+
+
+def _is_bare_name(text: str) -> bool:
+    """A relative location of one segment, as ``<uid>.lance``."""
+    return "/" not in text and "\\" not in text and ":" not in text and text not in (".", "..")
 
 
 def _outside() -> InvalidInputError:
