@@ -92,7 +92,8 @@ def list_versions(call: Call[ListVersionsRequest]) -> dict[str, Any]:
     with lance_errors(f"Listing the versions of {call.label!r} failed"):
         numbers = [int(item["version"]) for item in ds.version_refs()]
     page, next_token = paginate([_version_key(v, descending) for v in numbers],
-                                args.page_token, args.limit)
+                                args.page_token, args.limit,
+                                listing="versions-desc" if descending else "versions")
     entries = []
     manifests = call.catalog.manifests(ref, branch)
     for key in page:
