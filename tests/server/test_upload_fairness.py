@@ -17,16 +17,20 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pyarrow as pa
 import pytest
 import requests
 
+from nsframe.exceptions import APIError
 from nsframe.server import RunningServer, serve_in_thread
+from nsframe.server._http.request import timed
+from nsframe.server._limits import Limits
 from tests.support import ARROW_HEADERS, ipc_stream
 from tests.support.hostile import ARROW_STREAM, open_request, read_status
 
@@ -170,3 +174,26 @@ def test_the_share_is_configurable_and_bounded(tmp_path: Path) -> None:
             status, answer = insert_from(server, "127.0.0.3", KEY_B)
             assert status == 200, answer
 
+
+
+async def _chunks(count: int, size: int, every: float) -> AsyncIterator[bytes]:
+    for _ in range(count):
+        await anyio.sleep(every)
+        yield b"x" * size
+
+
+async def _read_all(chunks: AsyncIterator[bytes], limits: Limits, busy: float) -> int:
+    got = 0
+    async for chunk in timed(chunks, limits):
+        got += len(chunk)
+        await anyio.sleep(busy)  # the reader at work (Lance writing), not the client
+    return got
+
+
+def test_the_rate_counts_only_the_time_spent_waiting_for_the_client() -> None:
+    limits = Limits(body_min_rate_bytes=1000, body_rate_window=0.2)
+    # 1,000 bytes per chunk, the reader busy 0.5 s after each: well within the rate.
+    assert anyio.run(_read_all, _chunks(3, 1000, 0.0), limits, 0.5) == 3000
+    with pytest.raises(APIError) as refused:
+        anyio.run(_read_all, _chunks(100, 1, 0.05), limits, 0.0)
+    assert refused.value.status == 408 and "body_min_rate_bytes" in str(refused.value)

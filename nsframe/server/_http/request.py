@@ -33,6 +33,7 @@ def body_timeout(detail: str) -> APIError:
 class Progress:
     """When a body falls below the minimum rate: it must bring ``need`` bytes in every
     stretch of ``window`` seconds after its first (`Limits.body_min_rate_bytes`).
+    Times are seconds spent waiting for the client (`timed`).
 
     ``marks`` are (time, bytes so far) at each chunk; the stretch ending at ``t`` holds
     ``received - bytes at (t - window)``, which drops below ``need`` once ``t - window``
@@ -64,17 +65,19 @@ async def timed(chunks: AsyncIterable[bytes], limits: Limits, *,
     least: a client that stalls or trickles half-way cannot hold the request (and the
     worker thread and upload slot it holds) for long."""
     idle, total = limits.body_idle_timeout, limits.body_timeout
-    start = anyio.current_time()
-    deadline = start + total
+    deadline = anyio.current_time() + total
+    # The rate is measured in the time spent waiting for the client only: while the
+    # reader is busy (Lance writing, a full prefetch buffer) the client cannot send.
+    waited = 0.0
     # Without a minimum rate: a stretch as long as the whole body, so never the first out.
-    progress = Progress(start, limits.body_min_rate_bytes,
+    progress = Progress(0.0, limits.body_min_rate_bytes,
                         limits.body_rate_window if min_rate else total)
     iterator = chunks.__aiter__()
     while True:
         now = anyio.current_time()
         # The limit that runs out first (on a tie, the first listed), and when.
         wait, limit = min((idle, "body_idle_timeout"), (deadline - now, "body_timeout"),
-                          (progress.deadline - now, "body_min_rate_bytes"),
+                          (progress.deadline - waited, "body_min_rate_bytes"),
                           key=lambda candidate: candidate[0])
         chunk: bytes | None = None
         with anyio.move_on_after(max(wait, 0.0)):
@@ -84,7 +87,8 @@ async def timed(chunks: AsyncIterable[bytes], limits: Limits, *,
                 return
         if chunk is None:
             raise _too_slow(limits, limit)
-        progress.add(anyio.current_time(), len(chunk))
+        waited += anyio.current_time() - now
+        progress.add(waited, len(chunk))
         yield chunk
 
 
