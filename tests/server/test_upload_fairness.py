@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import select
 import socket
 import threading
 import time
@@ -113,27 +114,21 @@ def fair(tmp_path: Path) -> Iterator[RunningServer]:
 
 def test_one_client_cannot_hold_every_upload_slot(fair: RunningServer) -> None:
     with trickling(fair, 4, KEY_A) as sockets:
-        begun = time.monotonic()
         time.sleep(0.5)  # every one of them has been admitted, or is waiting
-        started = time.monotonic()
         status, answer = insert_from(fair, "127.0.0.2", KEY_B)
-        # Before: all 4 slots held by the trickles, so this waited queue_timeout for a 503.
+        # Before: all 4 slots were held by the trickles, so this waited queue_timeout
+        # and got a 503. A 200 means it found a slot free.
         assert status == 200, answer
         assert answer["num_inserted_rows"] == 1
-        assert time.monotonic() - started < 1.5
-        # The client's 4th upload waited for a share it never got, and was told why.
-        time.sleep(max(0.0, begun + 2.0 - time.monotonic()))  # past queue_timeout
-        statuses = []
-        for sock in sockets:
-            sock.settimeout(0.1)
-            try:
-                statuses.append(read_status(sock))
-            except TimeoutError:
-                continue
-        assert len(statuses) == 1, statuses
-        status, raw = statuses[0]
+        # The client's 4th upload waited for a share it never got, and was told why;
+        # the other three still hold their slots, trickling.
+        answered, _, _ = select.select(sockets, [], [], 30)
+        assert len(answered) == 1
+        status, raw = read_status(answered[0])
         assert status == 503
         assert b"upload_slots_per_client" in raw and b"retry-after" in raw.lower()
+        time.sleep(0.5)
+        assert select.select([s for s in sockets if s is not answered[0]], [], [], 0)[0] == []
     assert count(fair) == 2
 
 
@@ -141,14 +136,12 @@ def test_a_trickling_upload_is_cut_off_by_the_minimum_rate(tmp_path: Path) -> No
     limits = {"body_min_rate_bytes": 1000, "body_rate_window": 1.0}
     with serve_in_thread(tmp_path, api_keys=[KEY_A, KEY_B], limits=limits) as server:
         make_table(server)
-        started = time.monotonic()
         with trickling(server, 1, KEY_A) as (sock,):
-            sock.settimeout(10)
+            sock.settimeout(30)
             status, raw = read_status(sock)
             while b"}" not in raw:
                 raw += sock.recv(65536)
-        # Well before body_idle_timeout (30 s), though a byte came every 0.2 s.
-        assert time.monotonic() - started < 5
+        # Not body_idle_timeout (30 s): a byte came every 0.2 s.
         assert status == 408
         error = json.loads(raw.split(b"\r\n\r\n", 1)[1])
         assert error["status"] == 408 and error["code"] == 13

@@ -112,7 +112,7 @@ def list_versions(call: Call[ListVersionsRequest]) -> dict[str, Any]:
     for key in page:
         found = read_version(walker, _key_version(key, descending))
         if found is not None:
-            entries.append(version_entry(manifests, branch, found[0], found[1]))
+            entries.append(version_entry(manifests, branch, *found))
     return {"versions": entries, "page_token": next_token}
 
 
