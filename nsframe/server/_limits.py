@@ -31,6 +31,13 @@ class Limits:
     # Request bodies: the longest pause between two chunks, and the longest whole upload.
     body_idle_timeout: float = 30.0
     body_timeout: float = 3600.0
+    # A body must bring at least this many bytes per second, averaged over every stretch
+    # of `body_rate_window` seconds after its first (nginx's and Apache's MinRate): one
+    # that trickles a byte at a time never trips the idle timeout, and held its upload
+    # slot for the whole body_timeout. The window is as long as the idle timeout, so a
+    # client that pauses between batches no longer than that is not cut off.
+    body_min_rate_bytes: int = 1024
+    body_rate_window: float = 30.0
     # Without a credential header, a JSON body is read for `identity` only up to this size:
     # an unauthenticated client cannot make the server buffer more.
     max_identity_body_bytes: int = 64 * 1024
@@ -40,6 +47,9 @@ class Limits:
     heavy_slots: int = 8
     upload_slots: int = 8
     queue_timeout: float = 10.0
+    # The most upload slots one credential, or one client address, holds at once, and
+    # never all of them (`upload_share`): one client cannot lock every writer out.
+    upload_slots_per_client: int = 4
 
     def __post_init__(self) -> None:
         for item in dataclasses.fields(self):
@@ -47,6 +57,12 @@ class Limits:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"The limit {item.name} must be a number above 0, "
                                  f"got {value!r}")
+
+    @property
+    def upload_share(self) -> int:
+        """The upload slots one client may hold: `upload_slots_per_client`, but always
+        one fewer than `upload_slots` (when there is more than one)."""
+        return max(1, min(self.upload_slots_per_client, self.upload_slots - 1))
 
     @classmethod
     def from_mapping(cls, raw: dict[str, Any], where: str = "[limits]") -> Limits:

@@ -157,7 +157,7 @@ def test_list_tables_paginates_the_whole_database(tmp_path_factory: pytest.TempP
         assert get(server, "/v1/tables").json() == {"tables": sorted(expected),
                                                     "page_token": None}
         assert_error(get(server, "/v1/tables", params={"limit": "many"}), 400, 13)
-        assert_error(get(server, "/v1/tables", params={"page_token": "!!"}), 400, 13)
+        assert_error(get(server, "/v1/tables", params={"page_token": "x/y"}), 400, 13)
 
 
 # --------------------------------------------------------------- context headers

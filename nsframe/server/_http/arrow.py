@@ -21,7 +21,7 @@ import pyarrow as pa
 from starlette.requests import ClientDisconnect, Request
 
 from nsframe.exceptions import APIError, InvalidInputError, PayloadTooLargeError
-from nsframe.server._http.request import limits_of, timed
+from nsframe.server._http.request import body_chunks
 from nsframe.server._storage.writes import WRITE_BATCH_ROWS
 
 READ_BUFFER_BYTES = 1 << 20
@@ -233,9 +233,9 @@ class StreamReader:
 def arrow_body(request: Request) -> Iterator[StreamReader]:
     """The request's Arrow IPC stream body, read as it arrives under the size limit."""
     limit = getattr(request.app.state, "max_arrow_bytes", None)
-    # Under the body's idle and total timeouts: a client that stops sending makes the
-    # read fail (408), which frees the worker thread that waits for it.
-    body = BodyFile(timed(request.stream(), limits_of(request)), limit=limit)
+    # Under the body's idle and total timeouts and minimum rate: a client that stops or
+    # trickles makes the read fail (408), which frees the worker thread that waits for it.
+    body = BodyFile(body_chunks(request), limit=limit)
     try:
         yield StreamReader(body)
     finally:

@@ -14,6 +14,10 @@ A request waits for a slot of its lane on the event loop, holding no thread; aft
 `Limits.queue_timeout` seconds it gets 503 with ``Retry-After``. A slot is held until
 the answer is sent, streamed results included, so the number of threads doing a lane's
 work never exceeds its slots.
+
+In the upload lane, one credential and one client address each hold at most
+`Limits.upload_share` slots (`Shares`): eight trickling uploads of one client held all
+eight, and locked every other writer out for the hour of `body_timeout`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import anyio
@@ -34,17 +39,64 @@ from nsframe.server._limits import Limits
 Weight = Literal["light", "heavy", "upload"]
 WEIGHTS: tuple[Weight, ...] = ("light", "heavy", "upload")
 
+# `_security.credentials.ANONYMOUS.name` (that package imports this one): a server
+# without credentials calls every request that, so it is no one's credential.
+ANONYMOUS = "anonymous"
 # What each lane is called in a 503's detail.
 _WORK = {"light": "metadata requests", "heavy": "queries and scans", "upload": "uploads"}
+
+
+@dataclass
+class _Share:
+    semaphore: anyio.Semaphore
+    users: int = 0  # requests of the client that hold or wait for a slot
+
+
+class Shares:
+    """How many slots of a lane each client holds, at most ``share`` each.
+
+    A client is a key (a credential, an address); its entry lives while one of its
+    requests holds or waits for a slot, so the table stays as small as the traffic.
+    Used on the event loop only.
+    """
+
+    def __init__(self, share: int) -> None:
+        self.share = share
+        self._clients: dict[str, _Share] = {}
+
+    async def acquire(self, key: str) -> Callable[[], None]:
+        """Wait for one of ``key``'s slots (cancellable); returns the call that frees it."""
+        entry = self._clients.setdefault(key, _Share(anyio.Semaphore(self.share)))
+        entry.users += 1
+
+        def leave() -> None:
+            entry.users -= 1
+            if entry.users == 0:
+                del self._clients[key]
+
+        try:
+            await entry.semaphore.acquire()
+        except BaseException:
+            leave()
+            raise
+
+        def release() -> None:
+            entry.semaphore.release()
+            leave()
+
+        return release
 
 
 class Lane:
     """Slots for one weight: admission on the event loop, then a thread of its own pool."""
 
-    def __init__(self, weight: Weight, slots: int, queue_timeout: float) -> None:
+    def __init__(self, weight: Weight, slots: int, queue_timeout: float,
+                 share: int | None = None) -> None:
         self.weight = weight
         self.slots = slots
         self.queue_timeout = queue_timeout
+        # None: a client may take every slot (light and heavy work end on their own).
+        self.shares = Shares(share) if share is not None else None
         # Created on first use, inside the server's event loop.
         self._admission: anyio.Semaphore | None = None
         self._threads: anyio.CapacityLimiter | None = None
@@ -56,27 +108,73 @@ class Lane:
             self._threads = anyio.CapacityLimiter(self.slots)
         return self._threads
 
-    async def admit(self) -> Callable[[], None]:
-        """Wait for a slot (at most ``queue_timeout``); returns the call that frees it."""
+    async def admit(self, clients: tuple[str, ...] = ()) -> Callable[[], None]:
+        """Wait for a slot (at most ``queue_timeout``), and for a share of each of
+        ``clients`` (its credential, its address) first; returns the call that frees
+        them all."""
         if self._admission is None:
             self._admission = anyio.Semaphore(self.slots)
         admission = self._admission
+        releases: list[Callable[[], None]] = []
+
+        def release() -> None:
+            while releases:
+                releases.pop()()
+
+        waiting_for_share = self.shares is not None and bool(clients)
         with anyio.move_on_after(self.queue_timeout):
-            await admission.acquire()
-            released = False
-
-            def release() -> None:
-                nonlocal released
-                if not released:
-                    released = True
-                    admission.release()
-
-            return release
+            try:
+                if self.shares is not None:
+                    for client in clients:
+                        releases.append(await self.shares.acquire(client))
+                waiting_for_share = False
+                await admission.acquire()
+            except BaseException:
+                release()
+                raise
+            releases.append(admission.release)
+            return _once(release)
+        # Timed out: what was taken has been freed on the way out.
+        retry = {"Retry-After": str(max(1, math.ceil(self.queue_timeout / 10)))}
+        if waiting_for_share:
+            assert self.shares is not None
+            raise ServiceUnavailableError(
+                f"This client already holds {self.shares.share} of the {self.slots} upload "
+                f"slots, its most at once (limit upload_slots_per_client, per credential "
+                f"and per client address), and none came free in {self.queue_timeout:g} s: "
+                "retry when one of its uploads has finished.",
+                headers=retry,
+            )
         raise ServiceUnavailableError(
             f"The server is busy: all {self.slots} slots for {_WORK[self.weight]} stayed in "
             f"use for {self.queue_timeout:g} s (limit {self.weight}_slots): retry shortly.",
-            headers={"Retry-After": str(max(1, math.ceil(self.queue_timeout / 10)))},
+            headers=retry,
         )
+
+
+def _once(call: Callable[[], None]) -> Callable[[], None]:
+    done = False
+
+    def once() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            call()
+
+    return once
+
+
+def clients_of(scope: Scope) -> tuple[str, ...]:
+    """Whom a request's upload slot counts against: its credential (none without
+    credentials, where everyone is anonymous) and its client's address."""
+    keys = []
+    principal = scope.get("nsframe.principal")
+    if principal and principal != ANONYMOUS:
+        keys.append(f"credential {principal}")
+    client = scope.get("client")
+    if client:
+        keys.append(f"address {client[0]}")
+    return tuple(keys)
 
 
 class Capacity:
@@ -86,7 +184,8 @@ class Capacity:
         self.lanes = {
             "light": Lane("light", limits.light_slots, limits.queue_timeout),
             "heavy": Lane("heavy", limits.heavy_slots, limits.queue_timeout),
-            "upload": Lane("upload", limits.upload_slots, limits.queue_timeout),
+            "upload": Lane("upload", limits.upload_slots, limits.queue_timeout,
+                           share=limits.upload_share),
         }
 
     def lane(self, weight: Weight) -> Lane:

@@ -26,18 +26,16 @@ from starlette.responses import JSONResponse, Response
 from nsframe._protocol.ids import join_id
 from nsframe._protocol.routes import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
 from nsframe.exceptions import InvalidInputError
-from nsframe.server._http.capacity import Capacity, HeldResponse, Weight, Work
+from nsframe.server._http.capacity import Capacity, HeldResponse, Weight, Work, clients_of
 from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
 from nsframe.server._http.media import Body, check_media_type
 from nsframe.server._http.names import GATE, Gate, touched
-from nsframe.server._http.request import limits_of, read_body
+from nsframe.server._http.request import IN_PROCESS, limits_of, read_body
 from nsframe.server._http.validation import Envelope, decode
 from nsframe.server._limits import Limits
 from nsframe.server._storage.catalog import Catalog
 
 A = TypeVar("A", bound=Envelope)
-# Set in the scope by the embedded client's in-process transport (nsframe._client.inprocess).
-IN_PROCESS = "nsframe.in_process"
 Handler = Callable[["Call[Any]"], Any]
 # Raises the 404 of a request's missing namespace or table (`ApiRoute` picks which).
 AbsentCheck = Callable[[Catalog, list[str]], object]
@@ -219,7 +217,7 @@ def endpoint(handler: Handler, model: type[Envelope], *, write: bool = True,
             # thread of the caller's loop while Lance writes.
             return _as_response(await anyio.to_thread.run_sync(handler, call))
         # The slot is held until the answer is sent, a streamed one included.
-        release = await lane.admit()
+        release = await lane.admit(clients_of(request.scope))
         try:
             # A heavy handler stops when its client hangs up; the JSON body has been
             # read whole by then, so the watcher is the only one receiving.

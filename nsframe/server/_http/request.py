@@ -5,6 +5,7 @@ Members are checked by the operation's request model (`validation`), not here.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator
 
 import anyio
@@ -15,6 +16,8 @@ from nsframe.exceptions import APIError, InvalidInputError, PayloadTooLargeError
 from nsframe.server._limits import Limits
 
 DEFAULT_JSON_LIMIT = 16 * 1024 * 1024
+# Set in the scope by the embedded client's in-process transport (nsframe._client.inprocess).
+IN_PROCESS = "nsframe.in_process"
 
 
 def body_timeout(detail: str) -> APIError:
@@ -27,16 +30,55 @@ def body_timeout(detail: str) -> APIError:
                     title="Request Timeout", headers={"Connection": "close"})
 
 
-async def timed(chunks: AsyncIterable[bytes], limits: Limits) -> AsyncIterator[bytes]:
-    """``chunks`` as they come, but at most `body_idle_timeout` seconds apart and all
-    within `body_timeout`: a client that stalls half-way cannot hold the request (and
-    the worker thread reading it) for ever."""
+class Progress:
+    """When a body falls below the minimum rate: it must bring ``need`` bytes in every
+    stretch of ``window`` seconds after its first (`Limits.body_min_rate_bytes`).
+    Times are seconds spent waiting for the client (`timed`).
+
+    ``marks`` are (time, bytes so far) at each chunk; the stretch ending at ``t`` holds
+    ``received - bytes at (t - window)``, which drops below ``need`` once ``t - window``
+    passes the first mark above ``received - need``. Older marks are dropped.
+    """
+
+    def __init__(self, start: float, rate: int, window: float) -> None:
+        self.need = rate * window
+        self.window = window
+        self.received = 0
+        self.marks: deque[tuple[float, int]] = deque([(start, 0)])
+
+    def add(self, now: float, size: int) -> None:
+        self.received += size
+        self.marks.append((now, self.received))
+        # The last mark is always kept: it is above received - need.
+        while self.marks[0][1] <= self.received - self.need:
+            self.marks.popleft()
+
+    @property
+    def deadline(self) -> float:
+        return self.marks[0][0] + self.window
+
+
+async def timed(chunks: AsyncIterable[bytes], limits: Limits, *,
+                min_rate: bool = True) -> AsyncIterator[bytes]:
+    """``chunks`` as they come, but at most `body_idle_timeout` seconds apart, all
+    within `body_timeout`, and (``min_rate``) at `body_min_rate_bytes` per second at
+    least: a client that stalls or trickles half-way cannot hold the request (and the
+    worker thread and upload slot it holds) for long."""
     idle, total = limits.body_idle_timeout, limits.body_timeout
     deadline = anyio.current_time() + total
+    # The rate is measured in the time spent waiting for the client only: while the
+    # reader is busy (Lance writing, a full prefetch buffer) the client cannot send.
+    waited = 0.0
+    # Without a minimum rate: a stretch as long as the whole body, so never the first out.
+    progress = Progress(0.0, limits.body_min_rate_bytes,
+                        limits.body_rate_window if min_rate else total)
     iterator = chunks.__aiter__()
     while True:
-        left = deadline - anyio.current_time()
-        wait = min(idle, left)
+        now = anyio.current_time()
+        # The limit that runs out first (on a tie, the first listed), and when.
+        wait, limit = min((idle, "body_idle_timeout"), (deadline - now, "body_timeout"),
+                          (progress.deadline - waited, "body_min_rate_bytes"),
+                          key=lambda candidate: candidate[0])
         chunk: bytes | None = None
         with anyio.move_on_after(max(wait, 0.0)):
             try:
@@ -44,16 +86,41 @@ async def timed(chunks: AsyncIterable[bytes], limits: Limits) -> AsyncIterator[b
             except StopAsyncIteration:
                 return
         if chunk is None:
-            if wait < idle:
-                raise body_timeout(
-                    f"The request body took longer than {total:g} s, this server's limit "
-                    "(body_timeout): nothing was written. Send smaller requests."
-                )
-            raise body_timeout(
-                f"No byte of the request body arrived for {idle:g} s (body_idle_timeout): "
-                "nothing was written."
-            )
+            raise _too_slow(limits, limit)
+        waited += anyio.current_time() - now
+        progress.add(waited, len(chunk))
         yield chunk
+
+
+def _too_slow(limits: Limits, limit: str) -> APIError:
+    """The 408 of ``limit``, which ran out."""
+    if limit == "body_min_rate_bytes":
+        return body_timeout(
+            f"The request body arrived slower than this server's minimum of "
+            f"{limits.body_min_rate_bytes} bytes per second over {limits.body_rate_window:g} "
+            "s (body_min_rate_bytes, body_rate_window): nothing was written. Send the body "
+            "without long pauses, or over a faster connection."
+        )
+    if limit == "body_timeout":
+        return body_timeout(
+            f"The request body took longer than {limits.body_timeout:g} s, this server's "
+            "limit (body_timeout): nothing was written. Send smaller requests."
+        )
+    return body_timeout(
+        f"No byte of the request body arrived for {limits.body_idle_timeout:g} s "
+        "(body_idle_timeout): nothing was written."
+    )
+
+
+def in_process(request: Request) -> bool:
+    return bool(request.scope.get(IN_PROCESS, False))
+
+
+def body_chunks(request: Request) -> AsyncIterator[bytes]:
+    """The request's body under `timed`'s limits. The embedded client's own body in
+    process holds no upload slot, and may come as slowly as the caller's generator
+    makes it: only the idle and total timeouts apply to it."""
+    return timed(request.stream(), limits_of(request), min_rate=not in_process(request))
 
 
 def limits_of(request: Request) -> Limits:
@@ -76,7 +143,7 @@ async def read_body(request: Request, *, limit: int | None = None) -> bytes:
         )
     chunks: list[bytes] = []
     size = 0
-    async for chunk in timed(request.stream(), limits_of(request)):
+    async for chunk in body_chunks(request):
         size += len(chunk)
         if size > limit:
             raise PayloadTooLargeError(f"The JSON body is larger than {limit} bytes.")

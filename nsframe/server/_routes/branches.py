@@ -52,7 +52,8 @@ def _table(call: Call[Any]) -> tuple[TableRef, LanceDataset]:
 def list_branches(call: Call[PageRequest]) -> dict[str, Any]:
     _, ds = _table(call)
     branches = _all_branches(call, ds)
-    page, next_token = paginate(list(branches), call.args.page_token, call.args.limit)
+    page, next_token = paginate(list(branches), call.args.page_token, call.args.limit,
+                                 listing="branches")
     return {
         "branches": {name: branch_entry(branches[name]) for name in page},
         "page_token": next_token,

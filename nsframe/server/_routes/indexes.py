@@ -184,7 +184,8 @@ def list_indexes(call: Call[ListIndexesRequest]) -> dict[str, Any]:
     _, ds = _dataset(call)
     with lance_errors("Listing indexes failed"):
         descriptions = {d.name: d for d in ds.describe_indices()}
-    names, next_token = paginate(list(descriptions), call.args.page_token, call.args.limit)
+    names, next_token = paginate(list(descriptions), call.args.page_token, call.args.limit,
+                                 listing="indexes")
     total_rows = ds.count_rows()
     indexes = []
     for name in names:

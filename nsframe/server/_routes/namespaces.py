@@ -20,7 +20,8 @@ def create_namespace(call: Call[CreateNamespaceRequest]) -> dict[str, Any]:
 
 def list_namespaces(call: Call[PageRequest]) -> dict[str, Any]:
     names = call.catalog.list_namespaces(call.id)
-    page, token = paginate(names, call.args.page_token, call.args.limit)
+    page, token = paginate(names, call.args.page_token, call.args.limit,
+                           listing="namespaces", names_as_tokens=True)
     return {"namespaces": page, "page_token": token}
 
 

@@ -114,7 +114,8 @@ def insert(call: Call[InsertRequest]) -> dict[str, Any]:
 def list_tables(call: Call[ListTablesRequest]) -> dict[str, Any]:
     args = call.args
     names = call.catalog.list_tables(call.id, include_declared=args.include_declared)
-    page, token = paginate(names, args.page_token, args.limit)
+    page, token = paginate(names, args.page_token, args.limit, listing="tables",
+                           names_as_tokens=True)
     return {"tables": page, "page_token": token}
 
 
@@ -128,7 +129,8 @@ def list_all_tables(call: Call[PageRequest]) -> dict[str, Any]:
         page = [n for n in names if not after or n > after][:limit]
         return {"tables": page, "page_token": None}
     names = [join_id(parts, call.delimiter) for parts in call.catalog.walk_tables([])]
-    page, token = paginate(names, call.args.page_token, call.args.limit)
+    page, token = paginate(names, call.args.page_token, call.args.limit,
+                           listing="all-tables", names_as_tokens=True)
     return {"tables": page, "page_token": token}
 
 

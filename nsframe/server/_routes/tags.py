@@ -70,7 +70,8 @@ def _missing_tag(call: Call[Any], name: str) -> TagNotFoundError:
 def list_tags(call: Call[PageRequest]) -> dict[str, Any]:
     _, ds = _table(call)
     tags = _all_tags(call, ds)
-    page, next_token = paginate(list(tags), call.args.page_token, call.args.limit)
+    page, next_token = paginate(list(tags), call.args.page_token, call.args.limit,
+                                 listing="tags")
     entries = {name: tag_entry(tags[name]) for name in page}
     if dialect.is_lancedb(call.request):
         # LanceDB's tags.list() reads a bare map (UPSTREAM_NOTES.md 7), with Lance's own

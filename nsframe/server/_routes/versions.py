@@ -82,26 +82,37 @@ def _key_version(key: str, descending: bool) -> int:
     return U64_MAX - int(key) if descending else int(key)
 
 
+def read_version(walker: LanceDataset, number: int
+                 ) -> tuple[LanceDataset, Mapping[str, Any]] | None:
+    """``walker`` at version ``number`` and what `get_version` says of it; None for a
+    version cleaned up since it was listed. The one manifest read per listed version."""
+    try:
+        at = walker.checkout_version(number)
+        return at, at.get_version()
+    except (OSError, ValueError):
+        return None
+
+
 # ----------------------------------------------------------------------- handlers
 def list_versions(call: Call[ListVersionsRequest]) -> dict[str, Any]:
     args = call.args
     branch, descending = args.branch, bool(args.descending)
     ref = call.catalog.require_table(call.id)
-    ds = call.catalog.dataset(ref, branch=branch)
+    # Caches of its own: the page's manifests are read and dropped, so a listing's memory
+    # follows the page, not the history (the shared cache kept every manifest listed).
+    walker = call.catalog.walker(ref, branch)
     # Version numbers come cheaply from the manifest names; only the page's manifests are read.
     with lance_errors(f"Listing the versions of {call.label!r} failed"):
-        numbers = [int(item["version"]) for item in ds.version_refs()]
+        numbers = [int(item["version"]) for item in walker.version_refs()]
     page, next_token = paginate([_version_key(v, descending) for v in numbers],
-                                args.page_token, args.limit)
+                                args.page_token, args.limit,
+                                listing="versions-desc" if descending else "versions")
     entries = []
     manifests = call.catalog.manifests(ref, branch)
     for key in page:
-        number = _key_version(key, descending)
-        try:
-            info = ds.checkout_version(number).get_version()
-        except (OSError, ValueError):
-            continue  # cleaned up since it was listed
-        entries.append(version_entry(manifests, branch, ds, info))
+        found = read_version(walker, _key_version(key, descending))
+        if found is not None:
+            entries.append(version_entry(manifests, branch, *found))
     return {"versions": entries, "page_token": next_token}
 
 

@@ -517,6 +517,11 @@ class Catalog:
         ``branch``, or at ``version`` of it."""
         return self.datasets.get(ref.uri, ref.label(), normalize_branch(branch), version)
 
+    def walker(self, ref: TableRef, branch: str | None) -> LanceDataset:
+        """The latest version of ``branch``, for reading many versions once each: its
+        caches are its own (`DatasetCache.walker`)."""
+        return self.datasets.walker(ref.uri, ref.label(), normalize_branch(branch))
+
     def manifests(self, ref: TableRef, branch: str | None) -> dict[int, Manifest]:
         """The manifest of every version of ``branch``, from one listing."""
         name = normalize_branch(branch)

@@ -24,6 +24,9 @@ from nsframe.exceptions import BranchNotFoundError, TableNotFoundError, VersionN
 from nsframe.server._storage.freshness import Freshness
 
 CACHE_SIZE = 128
+# The caches of a `walker`: a version's manifest is read once and never kept (the
+# shared session kept every listed one, up to its 1 GiB).
+WALK_CACHE_BYTES = 1 << 20
 
 
 class DatasetCache:
@@ -69,9 +72,18 @@ class DatasetCache:
                 "which exist."
             ) from exc
 
-    def _open(self, uri: str, label: str, branch: str | None) -> LanceDataset:
+    def walker(self, uri: str, label: str, branch: str | None) -> LanceDataset:
+        """A dataset object at the latest version of ``branch`` with small caches of its
+        own, freed with it: for reading many versions once each (a page of the version
+        listing) without filling the shared session with their manifests."""
+        session = lance.Session(  # type: ignore[attr-defined]
+            index_cache_size_bytes=WALK_CACHE_BYTES, metadata_cache_size_bytes=WALK_CACHE_BYTES)
+        return self._open(uri, label, branch, session)
+
+    def _open(self, uri: str, label: str, branch: str | None,
+              session: lance.Session | None = None) -> LanceDataset:  # type: ignore[name-defined]
         try:
-            ds = lance.dataset(uri, session=self.session,
+            ds = lance.dataset(uri, session=session or self.session,
                                storage_options=self.storage_options)
         except (OSError, ValueError) as exc:
             # The table was dropped between the catalog lookup and this open.
