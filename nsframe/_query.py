@@ -1,6 +1,6 @@
 """The immutable query builder: every call returns a new `Query`; only terminals send.
 
-The body follows the namespace ``QueryTableRequest`` shape (SEED_SPEC.md "Query a table"),
+The body follows the namespace ``QueryTableRequest`` shape (spec/SEED_SPEC.md "Query a table"),
 so any server of the contract understands it.
 """
 

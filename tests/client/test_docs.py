@@ -131,3 +131,50 @@ def test_the_link_checker_sees_links_and_anchors() -> None:
     assert {"connecting", "retries"} <= anchors(DOCS / "client.md")
     assert slug("`nsframe serve` flags") == "nsframe-serve-flags"
     assert slug("`nsframe.exceptions`") == "nsframeexceptions"
+
+
+# ------------------------------------------------------------ citations of the contract
+REPO = DOCS.parent
+# A citation of the contract's files: a path ending in one of them, e.g. spec/SEED_SPEC.md.
+SPEC_CITATION = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*(?:SEED_SPEC\.md|UPSTREAM_NOTES\.md|upstream-openapi\.yaml"
+    r"|spec/README\.md))"
+)
+CITING_FILES = ("README.md", "CONTRIBUTING.md", "CHANGELOG.md", "Makefile", "pyproject.toml")
+CITING_FOLDERS = ("nsframe", "tests", "docs", "tools", "benchmarks", "notebooks")
+
+
+def citing_files() -> list[Path]:
+    files = [REPO / name for name in CITING_FILES if (REPO / name).exists()]
+    for folder in CITING_FOLDERS:
+        files += sorted(p for p in (REPO / folder).rglob("*")
+                        if p.suffix in {".py", ".md", ".ipynb", ".toml", ".cfg"}
+                        and ".ipynb_checkpoints" not in p.parts)
+    return [p for p in files if p != Path(__file__).resolve()]  # this file's probes
+
+
+def unresolved_citations(path: Path) -> list[str]:
+    """Citations in ``path`` that name no file, from the repository root or from the file."""
+    text = path.read_text(encoding="utf-8")
+    return sorted({cited for cited in SPEC_CITATION.findall(text)
+                   if not (REPO / cited).is_file() and not (path.parent / cited).is_file()})
+
+
+def test_the_contract_lives_in_the_repository() -> None:
+    for name in ("SEED_SPEC.md", "README.md", "UPSTREAM_NOTES.md", "upstream-openapi.yaml"):
+        assert (REPO / "spec" / name).is_file(), f"spec/{name} is missing"
+
+
+def test_every_citation_of_the_contract_resolves() -> None:
+    files = citing_files()
+    assert any(p.name == "exceptions.py" for p in files)
+    broken = {str(p.relative_to(REPO)): bad for p in files if (bad := unresolved_citations(p))}
+    assert broken == {}, f"citations of files that do not exist: {broken}"
+    cited = sum(len(SPEC_CITATION.findall(p.read_text(encoding="utf-8"))) for p in files)
+    assert cited > 20  # the check sees them
+
+
+def test_the_citation_check_sees_a_bare_name(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""As SEED_SPEC.md says; see spec/UPSTREAM_NOTES.md and x/SEED_SPEC.md."""')
+    assert unresolved_citations(probe) == ["SEED_SPEC.md", "x/SEED_SPEC.md"]
