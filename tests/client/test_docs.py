@@ -234,11 +234,11 @@ def parameters_of(params: str) -> list[tuple[str, str, object]]:
 
     positional = args.posonlyargs + args.args
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    for arg, default in zip(positional, defaults):
+    for arg, default in zip(positional, defaults, strict=True):
         result.append((arg.arg, "POSITIONAL_OR_KEYWORD", value(default)))
     if args.vararg:
         result.append((args.vararg.arg, "VAR_POSITIONAL", inspect.Parameter.empty))
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         result.append((arg.arg, "KEYWORD_ONLY", value(default)))
     if args.kwarg:
         result.append((args.kwarg.arg, "VAR_KEYWORD", inspect.Parameter.empty))
@@ -258,7 +258,9 @@ def parameters_in_code(func: object) -> list[tuple[str, str, object]]:
 def same_default(documented: object, actual: object) -> bool:
     if documented is inspect.Parameter.empty or actual is inspect.Parameter.empty:
         return documented is actual
-    return bool(documented == actual) and type(documented) is not bool or documented is actual
+    if isinstance(documented, bool) or isinstance(actual, bool):
+        return documented is actual
+    return bool(documented == actual)
 
 
 def api_classes() -> dict[str, tuple[type, str]]:
@@ -353,6 +355,6 @@ def test_each_signature_in_the_api_reference_matches_the_code(
     actual = parameters_in_code(function)
     assert [(n, k) for n, k, _ in documented] == [(n, k) for n, k, _ in actual], \
         f"docs/api.md: {label}({params}) but the code has {inspect.signature(function)}"  # type: ignore[arg-type]
-    wrong = [(n, d, a) for (n, _, d), (_, _, a) in zip(documented, actual)
+    wrong = [(n, d, a) for (n, _, d), (_, _, a) in zip(documented, actual, strict=True)
              if not same_default(d, a)]
     assert wrong == [], f"docs/api.md: {label}: defaults (name, doc, code) differ: {wrong}"
