@@ -19,6 +19,7 @@ A docstring's examples get the names `doctest_namespace` puts in below: ``nsfram
 from __future__ import annotations
 
 import doctest
+import inspect
 import os
 import tempfile
 from collections.abc import Iterator
@@ -58,6 +59,24 @@ pytest_collect_file = Sybil(
     setup=_enter_empty_folder,
     teardown=_close_and_leave,
 ).pytest()
+
+
+# `nsframe/__init__.py` presents its classes as `nsframe.Table` & co. (their ``__module__``),
+# so doctest, looking for the examples of module `nsframe`, finds those classes but skips
+# their methods: a method's globals are those of the private module that defines it
+# (`nsframe._table`), and that module skips the class, whose ``__module__`` is not its own.
+# Methods of the classes `nsframe` presents count as part of `nsframe`.
+_from_module = doctest.DocTestFinder._from_module
+
+
+def _from_nsframe(self: doctest.DocTestFinder, module: Any, obj: Any) -> bool:
+    if module is not None and module.__name__ == "nsframe" and inspect.isfunction(obj) \
+            and "." in obj.__qualname__ and obj.__module__.startswith("nsframe."):
+        return True
+    return bool(_from_module(self, module, obj))
+
+
+doctest.DocTestFinder._from_module = _from_nsframe  # type: ignore[method-assign]
 
 
 ROWS = {

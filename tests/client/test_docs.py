@@ -358,3 +358,39 @@ def test_each_signature_in_the_api_reference_matches_the_code(
     wrong = [(n, d, a) for (n, _, d), (_, _, a) in zip(documented, actual, strict=True)
              if not same_default(d, a)]
     assert wrong == [], f"docs/api.md: {label}: defaults (name, doc, code) differ: {wrong}"
+
+
+# ------------------------------------------------------------ examples in the docstrings
+def public_members(cls: type) -> dict[str, object]:
+    """The public methods and properties nsframe defines on ``cls`` and its nsframe bases
+    (a property as its getter)."""
+    fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    members: dict[str, object] = {}
+    for owner in reversed(cls.__mro__):
+        if not owner.__module__.startswith("nsframe"):
+            continue
+        for name, attribute in vars(owner).items():
+            if name.startswith("_") or name in fields:
+                continue
+            if isinstance(attribute, property):
+                members[name] = attribute.fget
+            elif isinstance(attribute, (staticmethod, classmethod)):
+                members[name] = attribute.__func__
+            elif inspect.isfunction(attribute):
+                members[name] = attribute
+    return members
+
+
+def documented_classes() -> list[type]:
+    from nsframe.accessors._polars import PolarsLazyNs, PolarsNs
+
+    return [cls for cls, _ in api_classes().values()] + [PolarsNs, PolarsLazyNs]
+
+
+@pytest.mark.parametrize("cls", documented_classes(), ids=lambda c: c.__name__)
+def test_every_public_method_has_a_docstring_with_an_example(cls: type) -> None:
+    members = public_members(cls)
+    assert members
+    missing = sorted(name for name, member in members.items()
+                     if ">>>" not in (inspect.getdoc(member) or ""))
+    assert missing == [], f"{cls.__name__}: no example in the docstring of {missing}"
