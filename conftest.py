@@ -18,6 +18,7 @@ A docstring's examples get the names `doctest_namespace` puts in below: ``nsfram
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import inspect
 import os
@@ -44,10 +45,9 @@ def _close_and_leave(namespace: dict[str, Any]) -> None:
     import nsframe
 
     for value in list(namespace.values()):
-        if isinstance(value, nsframe.Connection):
+        # what a page left open, also when one of its examples failed half-way
+        if isinstance(value, (nsframe.Connection, contextlib.ExitStack)):
             value.close()
-    if isinstance(namespace.get("server"), Iterator):  # a `with`-less serve_in_thread
-        namespace["server"].close()
     nsframe.set_default(None)
     os.chdir(namespace["_cwd"])
     namespace["_folder"].cleanup()
