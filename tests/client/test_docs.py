@@ -394,3 +394,22 @@ def test_every_public_method_has_a_docstring_with_an_example(cls: type) -> None:
     missing = sorted(name for name, member in members.items()
                      if ">>>" not in (inspect.getdoc(member) or ""))
     assert missing == [], f"{cls.__name__}: no example in the docstring of {missing}"
+
+
+# ------------------------------------------------------------ every Python example is run
+FENCE = re.compile(r"^```([\w+-]*)\n(.*?)^```", re.S | re.M)
+NOT_PYTHON = {"", "sh", "json", "toml", "text"}  # `make examples` runs only ```python blocks
+LOOKS_LIKE_PYTHON = re.compile(r"^(>>> |import \w|from [\w.]+ import )", re.M)
+
+
+PAGES = ["README.md", *sorted(f"docs/{p.name}" for p in DOCS.glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_python_examples_are_fenced_as_python_so_that_they_run(page: str) -> None:
+    for language, body in FENCE.findall((REPO / page).read_text(encoding="utf-8")):
+        if language == "python":
+            continue
+        assert language in NOT_PYTHON, f"{page}: a ```{language} block; Python is ```python"
+        assert not LOOKS_LIKE_PYTHON.search(body), \
+            f"{page}: Python in a ```{language} block, which `make examples` would not run"
