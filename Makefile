@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar on
 
-.PHONY: demo test lint typecheck pytest pytest-s3 ui serve bench bench-all fuzz clean chromium notebooks notebooks-run lab
+.PHONY: demo test lint typecheck pytest pytest-s3 examples ui serve bench bench-all fuzz clean chromium notebooks notebooks-run lab
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ $(DEMO_STAMP): pyproject.toml | $(PY)
 demo: $(DEMO_STAMP)
 	$(VENV)/bin/nsframe demo
 
-test: lint typecheck pytest pytest-s3 ui notebooks
+test: lint typecheck pytest pytest-s3 examples ui notebooks
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check nsframe tests benchmarks tools
@@ -44,6 +44,12 @@ pytest: $(STAMP)
 # package, started on loopback by tests/conftest.py; nothing downloads a binary).
 pytest-s3: $(STAMP)
 	$(VENV)/bin/pytest -m 'not ui' --root-kind s3 tests/server
+
+# Every example runs as written: the Python blocks of README.md and docs/*.md, page by page
+# in an empty folder (Sybil), and the `>>>` examples of the package's docstrings (pytest's
+# doctest). conftest.py says what each gets.
+examples: $(STAMP)
+	$(VENV)/bin/pytest -p no:cacheprovider --doctest-modules README.md docs nsframe
 
 # The real-browser test (tests/ui, marker `ui`) drives Debian's chromium, which `chromium`
 # installs with apt-get (as root, or through sudo) when /usr/bin/chromium is missing;

@@ -2,9 +2,12 @@
 
 Example:
     >>> import nsframe
-    >>> conn = nsframe.connect()                      # serves ./nsframe-data locally
-    >>> tbl = conn.create_table("items", {"id": [1, 2], "vector": [[0.1, 0.2], [0.3, 0.4]]})
+    >>> conn = nsframe.connect("./nsframe-data")      # serves the folder locally
+    >>> tbl = conn.create_table("points", {"id": [1, 2], "vector": [[0.1, 0.2], [0.3, 0.4]]})
     >>> tbl.search([0.1, 0.2]).limit(1).to_pandas()
+       id      vector  _distance
+    0   1  [0.1, 0.2]        0.0
+    >>> conn.close()
 """
 
 from __future__ import annotations

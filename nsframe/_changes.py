@@ -2,6 +2,10 @@
 
 What a pandas workflow does after its first insert. `TableChanges` holds the methods
 `Table` gets from it; `MergeInsert` is the builder ``tbl.merge_insert(on=...)`` returns.
+
+The examples in the docstrings run as written (`make examples`) with the names conftest.py's
+``doctest_namespace`` gives them: ``conn``, a connection to an embedded server, and ``tbl``,
+its table ``items`` (id, name, vector; three rows), fresh for each docstring.
 """
 
 from __future__ import annotations
@@ -55,8 +59,11 @@ class MergeInsert:
     builder.
 
     Example:
+        >>> new = pd.DataFrame({"id": [3, 4], "name": ["hot cocoa", "mate"],
+        ...                     "vector": [[0.5, 0.5], [0.3, 0.7]]})
         >>> (tbl.merge_insert(on="id").when_matched_update_all()
-        ...     .when_not_matched_insert_all().execute(df))
+        ...     .when_not_matched_insert_all().execute(new))
+        MergeResult(version=2, num_inserted_rows=1, num_updated_rows=1, num_deleted_rows=0)
     """
 
     table: TableChanges
@@ -69,22 +76,53 @@ class MergeInsert:
 
     def when_matched_update_all(self, where: str | None = None) -> MergeInsert:
         """Replace matched rows with the new data (only where the SQL ``where`` holds;
-        it may use ``target.col`` and ``source.col``)."""
+        it may use ``target.col`` and ``source.col``).
+
+        Example:
+            >>> new = pd.DataFrame({"id": [1, 2], "name": ["green tea", "decaf"],
+            ...                     "vector": [[0.1, 0.9], [0.8, 0.2]]})
+            >>> tbl.merge_insert("id").when_matched_update_all(where="target.id = 2").execute(new)
+            MergeResult(version=2, num_inserted_rows=0, num_updated_rows=1, num_deleted_rows=0)
+            >>> tbl.search().where("id = 2").select(["name"]).to_list()
+            [{'name': 'decaf'}]
+        """
         return replace(self, update_matched=True, update_matched_if=where)
 
     def when_not_matched_insert_all(self) -> MergeInsert:
-        """Insert the new rows that match no row of the table."""
+        """Insert the new rows that match no row of the table.
+
+        Example:
+            >>> new = pd.DataFrame({"id": [3, 4], "name": ["cocoa", "mate"],
+            ...                     "vector": [[0.5, 0.5], [0.3, 0.7]]})
+            >>> tbl.merge_insert("id").when_not_matched_insert_all().execute(new)   # id 4 is new
+            MergeResult(version=2, num_inserted_rows=1, num_updated_rows=0, num_deleted_rows=0)
+        """
         return replace(self, insert_unmatched=True)
 
     def when_not_matched_by_source_delete(self, condition: str | None = None) -> MergeInsert:
         """Delete the table's rows that match no new row (only where ``condition``
-        holds): with the two steps above, the table becomes the new data."""
+        holds): with the two steps above, the table becomes the new data.
+
+        Example:
+            >>> keep = pd.DataFrame({"id": [1], "name": ["tea"], "vector": [[0.1, 0.9]]})
+            >>> tbl.merge_insert("id").when_not_matched_by_source_delete().execute(keep)
+            MergeResult(version=2, num_inserted_rows=0, num_updated_rows=0, num_deleted_rows=2)
+            >>> tbl.count_rows()
+            1
+        """
         return replace(self, delete_unmatched=True, delete_unmatched_if=condition)
 
     def execute(self, data: Any, *,
                 vector_columns: Mapping[str, int] | None = None) -> MergeResult:
         """Send the merge with ``data`` (anything `Table.insert` takes), as one request
-        and one version: a merge cannot be split without changing its meaning."""
+        and one version: a merge cannot be split without changing its meaning.
+
+        Example:
+            >>> merge = tbl.merge_insert("id").when_matched_update_all()
+            >>> merge = merge.when_not_matched_insert_all()
+            >>> merge.execute([{"id": 3, "name": "hot cocoa", "vector": [0.5, 0.5]}])
+            MergeResult(version=2, num_inserted_rows=0, num_updated_rows=1, num_deleted_rows=0)
+        """
         if not (self.update_matched or self.insert_unmatched or self.delete_unmatched):
             raise ValueError("The merge does nothing: call when_matched_update_all(), "
                              "when_not_matched_insert_all() or "
@@ -107,7 +145,15 @@ class TableChanges:
         def _conform(self, source: _frames.Source) -> _frames.Source: ...
 
     def merge_insert(self, on: str | Sequence[str]) -> MergeInsert:
-        """Start a merge insert (an upsert, or a sync) keyed by the ``on`` column(s)."""
+        """Start a merge insert (an upsert, or a sync) keyed by the ``on`` column(s).
+
+        Example:
+            >>> new = pd.DataFrame({"id": [3, 4], "name": ["hot cocoa", "mate"],
+            ...                     "vector": [[0.5, 0.5], [0.3, 0.7]]})
+            >>> (tbl.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+            ...     .execute(new))
+            MergeResult(version=2, num_inserted_rows=1, num_updated_rows=1, num_deleted_rows=0)
+        """
         keys = (on,) if isinstance(on, str) else tuple(on)
         if not keys or not all(isinstance(k, str) and k for k in keys):
             raise ValueError(f"merge_insert() needs the key column name(s), got {on!r}.")
@@ -140,6 +186,14 @@ class TableChanges:
 
         Returns:
             The version written; ``num_rows`` is the number of rows updated.
+
+        Example:
+            >>> tbl.update("id = 2", {"name": "espresso"})
+            WriteResult(version=2, num_rows=1, transaction_id=None)
+            >>> tbl.update(values_sql={"id": "id + 10"}).num_rows
+            3
+            >>> tbl.search().where("name = 'espresso'").select(["id"]).to_list()
+            [{'id': 12}]
         """
         self._writable("update")
         if (values is None) == (values_sql is None):
@@ -158,7 +212,14 @@ class TableChanges:
     def add_columns(self, transforms: Mapping[str, str] | pa.Field | Sequence[pa.Field]
                     | pa.Schema) -> WriteResult:
         """Add columns: ``{name: SQL expression}`` computed from each row, or Arrow
-        fields (a field, a list of them, a schema) as columns of nulls."""
+        fields (a field, a list of them, a schema) as columns of nulls.
+
+        Example:
+            >>> tbl.add_columns({"id2": "id * 2"})
+            WriteResult(version=2, num_rows=None, transaction_id=None)
+            >>> tbl.to_arrow(columns=["id", "id2"]).to_pydict()
+            {'id': [1, 2, 3], 'id2': [2, 4, 6]}
+        """
         self._writable("add columns to")
         if isinstance(transforms, pa.Field):
             transforms = [transforms]
@@ -178,7 +239,14 @@ class TableChanges:
     def alter_columns(self, *alterations: Mapping[str, Any]) -> WriteResult:
         """Rename, retype or change the nullability of columns: each alteration is
         ``{"path": column, "rename"?: new name, "nullable"?: bool, "data_type"?: Arrow
-        type}`` (LanceDB's shape)."""
+        type}`` (LanceDB's shape).
+
+        Example:
+            >>> tbl.alter_columns({"path": "name", "rename": "drink"})
+            WriteResult(version=2, num_rows=None, transaction_id=None)
+            >>> tbl.schema.names
+            ['id', 'drink', 'vector']
+        """
         self._writable("alter columns of")
         if not alterations:
             raise ValueError("alter_columns() needs at least one alteration.")
@@ -196,7 +264,14 @@ class TableChanges:
         return WriteResult.from_json(answer, "num_rows")
 
     def drop_columns(self, columns: str | Sequence[str]) -> WriteResult:
-        """Remove columns (their data stays readable at older versions)."""
+        """Remove columns (their data stays readable at older versions).
+
+        Example:
+            >>> tbl.drop_columns("name")
+            WriteResult(version=2, num_rows=None, transaction_id=None)
+            >>> tbl.schema.names
+            ['id', 'vector']
+        """
         self._writable("drop columns of")
         names = [columns] if isinstance(columns, str) else list(columns)
         if not names:

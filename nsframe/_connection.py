@@ -2,6 +2,10 @@
 
 A local folder is served by an embedded server on a loopback port, so local and remote
 work go through the same HTTP code path.
+
+The examples in the docstrings run as written (`make examples`) with the names conftest.py's
+``doctest_namespace`` gives them: ``conn``, a connection to an embedded server, and ``tbl``,
+its table ``items`` (id, name, vector; three rows), fresh for each docstring.
 """
 
 from __future__ import annotations
@@ -54,24 +58,55 @@ class Connection:
 
     @property
     def client(self) -> Client:
-        """The HTTP client (one method per REST operation)."""
+        """The HTTP client (one method per REST operation).
+
+        Example:
+            >>> conn.client.page_size = 500     # the `limit` each page of a listing asks for
+            >>> conn.client.table_exists("items")
+            True
+        """
         return self._client
 
     @property
     def url(self) -> str:
+        """The service's base URL (for a folder, the embedded server's loopback URL).
+
+        Example:
+            >>> conn.url.startswith("http://127.0.0.1:")   # the embedded server's loopback URL
+            True
+        """
         return self._client.base_url
 
     @property
     def delimiter(self) -> str:
+        """The delimiter that joins the parts of an id (``$``).
+
+        Example:
+            >>> conn.delimiter
+            '$'
+        """
         return self._client.delimiter
 
     def close(self) -> None:
-        """Close the HTTP pool and stop the embedded server, if any."""
+        """Close the HTTP pool and stop the embedded server, if any.
+
+        Example:
+            >>> other = nsframe.connect("./other-data")
+            >>> other.close()
+            >>> other.closed
+            True
+        """
         self._client.close()
         self._finalizer()
 
     @property
     def closed(self) -> bool:
+        """Whether the connection was closed (`close`, or the end of a ``with`` block).
+
+        Example:
+            >>> conn.closed
+            False
+        """
         return self._client.closed or not self._finalizer.alive
 
     def __enter__(self) -> Connection:
@@ -82,11 +117,25 @@ class Connection:
 
     # ------------------------------------------------------------------ namespaces
     def namespace(self, ident: str | tuple[str, ...] | list[str] = ()) -> Namespace:
-        """A lazy handle on a namespace (``"a$b"``, or ``()`` for the root)."""
+        """A lazy handle on a namespace (``"a$b"``, or ``()`` for the root).
+
+        Example:
+            >>> conn.namespace("lab$2024")
+            Namespace('lab$2024')
+            >>> conn.namespace("lab$2024").parts
+            ('lab', '2024')
+        """
         return Namespace(self._client, ident)
 
     def namespaces(self, parent: str | tuple[str, ...] = ()) -> list[str]:
-        """Full ids of the namespaces directly under ``parent`` (the root by default)."""
+        """Full ids of the namespaces directly under ``parent`` (the root by default).
+
+        Example:
+            >>> _ = conn.create_namespace("lab")
+            >>> _ = conn.create_namespace("lab$2024")
+            >>> conn.namespaces(), conn.namespaces("lab")
+            (['lab'], ['lab$2024'])
+        """
         return self.namespace(parent).namespaces()
 
     def create_namespace(self, ident: str, *, mode: str = "create", exist_ok: bool = False,
@@ -96,6 +145,12 @@ class Connection:
         As LanceDB's ``create_table``: ``mode="create"`` raises
         `NamespaceAlreadyExistsError` if it exists, unless ``exist_ok=True`` (then the
         existing one is returned); ``mode="overwrite"`` replaces its properties.
+
+        Example:
+            >>> conn.create_namespace("lab", properties={"owner": "ana"})
+            Namespace('lab')
+            >>> conn.create_namespace("lab", exist_ok=True).properties()
+            {'owner': 'ana'}
         """
         ns = self.namespace(ident)
         self._client.create_namespace(ns.id, mode=wire_create_mode(mode, exist_ok),
@@ -105,12 +160,27 @@ class Connection:
     def drop_namespace(self, ident: str, *, mode: str = "fail",
                        behavior: str = "restrict") -> None:
         """Drop a namespace. ``mode="skip"`` ignores a missing one; ``behavior="cascade"``
-        drops its tables and namespaces too."""
+        drops its tables and namespaces too.
+
+        Example:
+            >>> _ = conn.create_namespace("lab")
+            >>> conn.drop_namespace("lab")
+            >>> conn.drop_namespace("lab", mode="skip")     # already gone: nothing to do
+            >>> conn.namespaces()
+            []
+        """
         self.namespace(ident).drop(mode=mode, behavior=behavior)
 
     # ------------------------------------------------------------------ tables
     def table_names(self, namespace: str | None = None) -> list[str]:
-        """Full ids of the tables in ``namespace``, or of every table when None."""
+        """Full ids of the tables in ``namespace``, or of every table when None.
+
+        Example:
+            >>> _ = conn.create_namespace("lab")
+            >>> _ = conn.create_table("lab$runs", {"id": [1]})
+            >>> conn.table_names(), conn.table_names("lab")
+            (['items', 'lab$runs'], ['lab$runs'])
+        """
         if namespace is None:
             return sorted(list_all(lambda t: self._client.list_all_tables(page_token=t),
                                    "tables"))
@@ -118,7 +188,13 @@ class Connection:
         return [join_id([*ns.parts, name], self.delimiter) for name in ns.table_names()]
 
     def tables(self, namespace: str | None = None) -> pd.DataFrame:
-        """The tables as a DataFrame with columns ``id``, ``namespace`` and ``name``."""
+        """The tables as a DataFrame with columns ``id``, ``namespace`` and ``name``.
+
+        Example:
+            >>> conn.tables()
+                  id namespace   name
+            0  items         $  items
+        """
         import pyarrow as pa
 
         ids = self.table_names(namespace)
@@ -131,14 +207,30 @@ class Connection:
         return _frames.to_pandas(frame)
 
     def table(self, ident: str | tuple[str, ...] | list[str]) -> Table:
-        """A lazy handle on table ``ident`` (``"db$items"``); nothing is sent yet."""
+        """A lazy handle on table ``ident`` (``"db$items"``); nothing is sent yet.
+
+        Example:
+            >>> conn.table("items")          # or conn["items"]; no request yet
+            Table('items', main)
+            >>> conn["items"].count_rows()
+            3
+        """
         return Table(self._client, ident)
 
     def __getitem__(self, ident: str) -> Table:
         return self.table(ident)
 
     def open_table(self, ident: str) -> Table:
-        """A handle on an existing table (LanceDB's name); raises if it does not exist."""
+        """A handle on an existing table (LanceDB's name); raises if it does not exist.
+
+        Example:
+            >>> conn.open_table("items").count_rows()
+            3
+            >>> conn.open_table("nope")
+            Traceback (most recent call last):
+            ...
+            nsframe.exceptions.TableNotFoundError: Table 'nope' does not exist.
+        """
         table = self.table(ident)
         table.describe()
         return table
@@ -152,6 +244,18 @@ class Connection:
         As in LanceDB: ``mode="create"`` raises `TableAlreadyExistsError` if the table
         exists, unless ``exist_ok=True`` (then the existing table is returned, its rows
         unchanged); ``mode="overwrite"`` replaces its rows with ``data``.
+
+        Example:
+            >>> runs = conn.create_table("runs", pd.DataFrame({"id": [1, 2], "loss": [0.5, 0.25]}))
+            >>> runs.count_rows()
+            2
+            >>> conn.create_table("runs", {"id": [3], "loss": [0.1]}, mode="overwrite").count_rows()
+            1
+            >>> conn.create_table("runs", exist_ok=True).count_rows()      # the existing one
+            1
+            >>> empty = conn.create_table("empty", schema=pa.schema([("id", pa.int64())]))
+            >>> empty.schema
+            id: int64
         """
         wire_mode = wire_create_mode(mode, exist_ok)
         table = self.table(ident)
@@ -168,7 +272,13 @@ class Connection:
         return table
 
     def drop_table(self, ident: str) -> None:
-        """Drop a table and all its versions."""
+        """Drop a table and all its versions.
+
+        Example:
+            >>> conn.drop_table("items")
+            >>> conn.table_names()
+            []
+        """
         self._client.drop_table(self.table(ident).id)
 
     def rename_table(self, ident: str, new_ident: str) -> Table:
@@ -178,6 +288,13 @@ class Connection:
 
         Raises:
             TableAlreadyExistsError: if ``new_ident`` is taken.
+
+        Example:
+            >>> _ = conn.create_namespace("archive")
+            >>> conn.rename_table("items", "archive$items_2024")
+            Table('archive$items_2024', main)
+            >>> conn.table_names()
+            ['archive$items_2024']
         """
         table = self.table(ident)
         parts = split_id(new_ident, self.delimiter)
@@ -189,14 +306,30 @@ class Connection:
                        properties: Mapping[str, str] | None = None) -> Table:
         """File an existing Lance dataset as table ``ident``. ``location`` is where the
         server finds it: on nsframe's server, a path inside its storage root (relative
-        to the root, or absolute). ``mode="overwrite"`` replaces a table of that id."""
+        to the root, or absolute). ``mode="overwrite"`` replaces a table of that id.
+
+        Example:
+            >>> location = tbl.location
+            >>> conn.deregister_table("items") == location       # off the catalog, data kept
+            True
+            >>> conn.register_table("items_again", location).count_rows()
+            3
+        """
         table = self.table(ident)
         self._client.register_table(table.id, location, mode=mode, properties=properties)
         return table
 
     def deregister_table(self, ident: str) -> str | None:
         """Remove table ``ident`` from the catalog but keep its data; returns where the
-        data is (to register it again), when the server says."""
+        data is (to register it again), when the server says.
+
+        Example:
+            >>> location = conn.deregister_table("items")
+            >>> conn.table_names()
+            []
+            >>> conn.register_table("items", location).count_rows()   # filed again
+            3
+        """
         answer = self._client.deregister_table(self.table(ident).id)
         location = answer.get("location")
         return location if isinstance(location, str) and location else None
@@ -205,7 +338,12 @@ class Connection:
     def database_table_names(self) -> list[str]:
         """Full ids of every table of the selected database, through the extended
         deployment's ``GET /v1/tables`` (the database is ``database=`` of `connect`, or
-        the one the host name selects)."""
+        the one the host name selects).
+
+        Example:
+            >>> conn.database_table_names()     # the database `connect(database=...)` selects
+            ['items']
+        """
         return sorted(list_all(lambda t: self._client.list_database_tables(page_token=t),
                                "tables"))
 
@@ -213,13 +351,26 @@ class Connection:
                               schema: Any = None) -> Table:
         """Create a table through the extended deployment's ``POST /v1/tables/<name>``,
         from ``data`` and/or an Arrow ``schema``; with neither the request has no body,
-        which (on nsframe's server) only declares the table."""
+        which (on nsframe's server) only declares the table.
+
+        Example:
+            >>> conn.create_database_table("events", {"id": [1, 2]}).count_rows()
+            2
+            >>> conn.database_table_names()
+            ['events', 'items']
+        """
         table = self.table(ident)
         self._client.create_database_table(table.id, _arrow_body(data, schema))
         return table
 
     def transaction(self, transaction_id: str) -> Transaction:
-        """The state of a long-running operation, by the ``transaction_id`` it returned."""
+        """The state of a long-running operation, by the ``transaction_id`` it returned.
+
+        Example:
+            >>> done = tbl.restore(1)
+            >>> conn.transaction(done.transaction_id).status
+            'Succeeded'
+        """
         data = self._client.describe_transaction(transaction_id)
         return Transaction.from_json(transaction_id, data)
 
@@ -374,8 +525,12 @@ def connect(
         ImportError: a local folder needs the server extra, which is not installed.
 
     Example:
-        >>> conn = nsframe.connect("http://127.0.0.1:2333", api_key="...")
-        >>> conn["db$items"].search([0.1] * 128).limit(5).to_pandas()
+        >>> local = nsframe.connect("./my-data")     # a folder: an embedded server serves it
+        >>> local.create_table("items", {"id": [1, 2]}).count_rows()
+        2
+        >>> local.close()
+        >>> nsframe.connect("http://127.0.0.1:2333", api_key="secret")   # sends nothing yet
+        Connection(Client('http://127.0.0.1:2333', api_key=***))
     """
     if url is None:
         url = os.environ.get(URL_ENV) or DEFAULT_ROOT

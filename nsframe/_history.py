@@ -5,6 +5,10 @@ displays as rows with the columns of deltalake's ``history()``: version, timesta
 operation, its details (the condition of a delete or update, the version a restore went
 back to), rows and tags, and converts to a pandas, polars
 or Arrow frame.
+
+The examples in the docstrings run as written (`make examples`) with the names conftest.py's
+``doctest_namespace`` gives them: ``conn``, a connection to an embedded server, and ``tbl``,
+its table ``items`` (id, name, vector; three rows), fresh for each docstring.
 """
 
 from __future__ import annotations
@@ -34,7 +38,12 @@ class History(list[Version]):
         super().__init__(versions)
 
     def to_arrow(self) -> pa.Table:
-        """One row per version: version, timestamp, operation, details, rows, tags."""
+        """One row per version: version, timestamp, operation, details, rows, tags.
+
+        Example:
+            >>> tbl.versions().to_arrow().column_names
+            ['version', 'timestamp', 'operation', 'details', 'rows', 'tags']
+        """
         return pa.table({
             "version": pa.array([v.version for v in self], pa.int64()),
             "timestamp": pa.array([v.timestamp for v in self], pa.timestamp("ms", tz="UTC")),
@@ -45,9 +54,22 @@ class History(list[Version]):
         })
 
     def to_pandas(self) -> pd.DataFrame:
+        """The history as a pandas DataFrame (one row per version, see `to_arrow`).
+
+        Example:
+            >>> tbl.versions().to_pandas()[["version", "operation", "rows"]]
+               version  operation  rows
+            0        1  Overwrite     3
+        """
         return _frames.to_pandas(self.to_arrow())
 
     def to_polars(self) -> pl.DataFrame:
+        """The history as a polars DataFrame (one row per version, see `to_arrow`).
+
+        Example:
+            >>> tbl.versions().to_polars().select("version", "operation").rows()
+            [(1, 'Overwrite')]
+        """
         return _frames.to_polars(self.to_arrow())
 
     def _cells(self) -> list[list[str]]:

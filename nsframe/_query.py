@@ -1,7 +1,11 @@
 """The immutable query builder: every call returns a new `Query`; only terminals send.
 
-The body follows the namespace ``QueryTableRequest`` shape (SEED_SPEC.md "Query a table"),
+The body follows the namespace ``QueryTableRequest`` shape (spec/SEED_SPEC.md "Query a table"),
 so any server of the contract understands it.
+
+The examples in the docstrings run as written (`make examples`) with the names conftest.py's
+``doctest_namespace`` gives them: ``conn``, a connection to an embedded server, and ``tbl``,
+its table ``items`` (id, name, vector; three rows), fresh for each docstring.
 """
 
 from __future__ import annotations
@@ -63,7 +67,9 @@ class Query:
     `postfilter` (or ``where(..., prefilter=False)``) filters the k nearest instead.
 
     Example:
-        >>> tbl.search([0.1, 0.2]).where("year > 2000").select(["title"]).limit(5).to_pandas()
+        >>> tbl.search([0.1, 0.9]).where("id > 1").select(["name"]).limit(1).to_pandas()
+            name  _distance
+        0  cocoa       0.32
     """
 
     client: Client
@@ -92,7 +98,10 @@ class Query:
         LanceDB's ``where(sql, prefilter)``.
 
         Example:
-            >>> tbl.search().where("cat = ? AND price < ?", ["it's", 3])
+            >>> tbl.search().where("name = ? OR id > ?", ["it's", 2]).select(["id"]).to_list()
+            [{'id': 3}]
+            >>> tbl.search().where("id > 1").where("id < 3").select(["id"]).to_list()   # AND
+            [{'id': 2}]
 
         Raises:
             ValueError: if the number of ``?`` and of values differ.
@@ -113,11 +122,25 @@ class Query:
 
     def postfilter(self) -> Query:
         """Filter after the search: the k nearest rows, then those matching `where`, so
-        fewer than k may come back (LanceDB's ``postfilter()``)."""
+        fewer than k may come back (LanceDB's ``postfilter()``).
+
+        Example:
+            >>> tbl.search([0.1, 0.9]).where("id > 1").postfilter().limit(1).to_list()   # id 1 won
+            []
+            >>> tbl.search([0.1, 0.9]).where("id > 1").limit(1).select(["id"]).to_list()
+            [{'id': 3, '_distance': 0.31...}]
+        """
         return replace(self, prefilter=False)
 
     def select(self, columns: Sequence[str] | Mapping[str, str]) -> Query:
-        """Columns to return: a list of names, or ``{alias: expression}``."""
+        """Columns to return: a list of names, or ``{alias: expression}``.
+
+        Example:
+            >>> tbl.search().select(["id", "name"]).limit(1).to_list()
+            [{'id': 1, 'name': 'tea'}]
+            >>> tbl.search().select({"double": "id * 2"}).to_list()
+            [{'double': 2}, {'double': 4}, {'double': 6}]
+        """
         if isinstance(columns, Mapping):
             return replace(self, columns=tuple((str(a), str(e)) for a, e in columns.items()))
         if isinstance(columns, str):
@@ -128,11 +151,20 @@ class Query:
         """Return at most ``k`` rows; ``limit(0)`` returns none (as ``df.head(0)``).
 
         ``None`` restores the default: every row of a plain scan, 10 for a search.
+
+        Example:
+            >>> tbl.search().limit(2).to_arrow().num_rows, tbl.search().limit(0).to_arrow().num_rows
+            (2, 0)
         """
         return replace(self, k=None if k is None else _non_negative("limit", k))
 
     def offset(self, n: int) -> Query:
-        """Skip the first ``n`` results."""
+        """Skip the first ``n`` results.
+
+        Example:
+            >>> tbl.search().select(["id"]).offset(1).to_list()
+            [{'id': 2}, {'id': 3}]
+        """
         return replace(self, skip=_non_negative("offset", n))
 
     def _option(self, key: str, value: Any) -> Query:
@@ -141,39 +173,79 @@ class Query:
         return replace(self, options=tuple(sorted(options.items())))
 
     def distance_type(self, name: str) -> Query:
-        """The metric: ``l2`` (or ``euclidean``), ``cosine``, ``dot`` or ``hamming``."""
+        """The metric: ``l2`` (or ``euclidean``), ``cosine``, ``dot`` or ``hamming``.
+
+        Example:
+            >>> tbl.search([0.2, 0.8]).distance_type("cosine").select(["id"]).limit(1).to_list()
+            [{'id': 1, '_distance': 0.00...}]
+        """
         if name.lower() not in DISTANCE_TYPES:
             raise ValueError(f"distance_type must be one of {', '.join(DISTANCE_TYPES)}; "
                              f"got {name!r}.")
         return self._option("distance_type", name.lower())
 
     def metric(self, name: str) -> Query:
-        """Alias of `distance_type` (LanceDB's older name, kept for code written for it)."""
+        """Alias of `distance_type` (LanceDB's older name, kept for code written for it).
+
+        Example:
+            >>> tbl.search([0.2, 0.8]).metric("dot").request_body()["distance_type"]
+            'dot'
+        """
         return self.distance_type(name)
 
     def nprobes(self, n: int) -> Query:
-        """How many IVF partitions to search."""
+        """How many IVF partitions to search.
+
+        Example:
+            >>> tbl.search([0.2, 0.8]).nprobes(20).request_body()["nprobes"]
+            20
+        """
         return self._option("nprobes", _non_negative("nprobes", n))
 
     def refine_factor(self, n: int) -> Query:
-        """Re-rank ``k * n`` candidates with exact distances."""
+        """Re-rank ``k * n`` candidates with exact distances.
+
+        Example:
+            >>> tbl.search([0.2, 0.8]).refine_factor(5).request_body()["refine_factor"]
+            5
+        """
         return self._option("refine_factor", _non_negative("refine_factor", n))
 
     def ef(self, n: int) -> Query:
-        """HNSW search effort."""
+        """HNSW search effort.
+
+        Example:
+            >>> tbl.search([0.2, 0.8]).ef(64).request_body()["ef"]
+            64
+        """
         return self._option("ef", _non_negative("ef", n))
 
     def fast_search(self, enabled: bool = True) -> Query:
-        """Search only indexed data (skip rows added since the index was built)."""
+        """Search only indexed data (skip rows added since the index was built).
+
+        Example:
+            >>> tbl.search([0.2, 0.8]).fast_search().request_body()["fast_search"]
+            True
+        """
         return self._option("fast_search", bool(enabled))
 
     def bypass_vector_index(self, enabled: bool = True) -> Query:
-        """Exact (brute-force) search even when an index exists."""
+        """Exact (brute-force) search even when an index exists.
+
+        Example:
+            >>> tbl.search([0.2, 0.8]).bypass_vector_index().limit(1).select(["id"]).to_list()
+            [{'id': 1, '_distance': 0.01...}]
+        """
         return self._option("bypass_vector_index", bool(enabled))
 
     def distance_range(self, lower_bound: float | None = None,
                        upper_bound: float | None = None) -> Query:
-        """Keep results whose distance is in ``[lower_bound, upper_bound)``."""
+        """Keep results whose distance is in ``[lower_bound, upper_bound)``.
+
+        Example:
+            >>> tbl.search([0.1, 0.9]).distance_range(0.0, 0.5).select(["id"]).to_list()
+            [{'id': 1, '_distance': 0.0}, {'id': 3, '_distance': 0.31...}]
+        """
         query = self
         if lower_bound is not None:
             query = query._option("lower_bound", float(lower_bound))
@@ -182,16 +254,34 @@ class Query:
         return query
 
     def with_row_id(self, enabled: bool = True) -> Query:
-        """Add the ``_rowid`` column."""
+        """Add the ``_rowid`` column.
+
+        Example:
+            >>> tbl.search().with_row_id().select(["id"]).limit(1).to_list()
+            [{'id': 1, '_rowid': 0}]
+        """
         return self._option("with_row_id", bool(enabled))
 
     def at(self, version: int) -> Query:
-        """The same query on an older version of the table."""
+        """The same query on an older version of the table.
+
+        Example:
+            >>> _ = tbl.delete("id = 1")
+            >>> tbl.search().at(1).to_arrow().num_rows, tbl.search().to_arrow().num_rows
+            (3, 2)
+        """
         return replace(self, ref=replace(self.ref, version=_non_negative("version", version),
                                          tag=None))
 
     def branch(self, name: str) -> Query:
-        """The same query on a branch of the table."""
+        """The same query on a branch of the table.
+
+        Example:
+            >>> dev = tbl.branches.create("dev")
+            >>> _ = dev.delete("id = 1")
+            >>> tbl.search().branch("dev").to_arrow().num_rows
+            2
+        """
         return replace(self, ref=Ref(branch=name or None))
 
     # ------------------------------------------------------------------ the body
@@ -199,12 +289,24 @@ class Query:
         """The JSON body the terminals send (``QueryTableRequest``); nothing is sent.
 
         (For the plan the server would run, see ``explain_plan``.)
+
+        Example:
+            >>> tbl.search([0.1, 0.9]).where("id > 1").limit(2).request_body()
+            {'vector': {'single_vector': [0.1, 0.9]}, 'k': 2, 'filter': 'id > 1', 'prefilter': True}
         """
         return self._body(self.k)
 
     def explain(self) -> dict[str, Any]:
         """Deprecated: the request body, now `request_body`. Elsewhere (LanceDB, SQL)
-        explain means a query plan, which ``explain_plan`` gives."""
+        explain means a query plan, which ``explain_plan`` gives.
+
+        Example:
+            >>> import warnings
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore", DeprecationWarning)
+            ...     tbl.search().limit(1).explain() == tbl.search().limit(1).request_body()
+            True
+        """
         warnings.warn("Query.explain() returns the request body and is renamed "
                       "request_body(); for the query plan use explain_plan().",
                       DeprecationWarning, stacklevel=2)
@@ -212,7 +314,14 @@ class Query:
 
     @property
     def is_search(self) -> bool:
-        """Whether this is a vector or full-text search (rather than a plain scan)."""
+        """Whether this is a vector or full-text search (rather than a plain scan).
+
+        Example:
+            >>> tbl.search([0.1, 0.9]).is_search, tbl.search("tea").is_search
+            (True, True)
+            >>> tbl.search().is_search
+            False
+        """
         return self.vector is not None or self.text is not None
 
     def _body(self, k: int | None) -> dict[str, Any]:
@@ -262,6 +371,15 @@ class Query:
         ``progress``, counted per record batch as the answer arrives: True for a bar, a
         callable ``(rows_done, bytes_done)``, False for nothing, or None: a bar once
         more than a million rows have arrived, when someone watches.
+
+        Example:
+            >>> tbl.search([0.1, 0.9]).limit(2).select(["id"]).to_arrow()
+            pyarrow.Table
+            id: int64
+            _distance: float
+            ----
+            id: [[1,3]]
+            _distance: [[0,0.32]]
         """
         meter = Progress(progress, total_rows=None, desc=f"query {self.ident}",
                          show_by_default=False, auto_rows=_upload.AUTO_PROGRESS_ROWS)
@@ -278,7 +396,13 @@ class Query:
 
     def to_arrow_with_version(self) -> tuple[pa.Table, int | None]:
         """The result and the table version its rows reflect (None when the server does
-        not say): what a read in pages pins its further pages to."""
+        not say): what a read in pages pins its further pages to.
+
+        Example:
+            >>> table, version = tbl.search().to_arrow_with_version()
+            >>> table.num_rows, version
+            (3, 1)
+        """
         return self._send(lambda body: self.client.query_with_version(self.ident, body))
 
     def _send(self, send: Callable[[dict[str, Any]], _T]) -> _T:
@@ -318,26 +442,62 @@ class Query:
 
     def explain_plan(self, verbose: bool = False) -> str:
         """How the server will run this query: its physical plan, as text (as LanceDB's
-        ``explain_plan``)."""
+        ``explain_plan``).
+
+        Example:
+            >>> "LanceRead" in tbl.search().where("id > 1").explain_plan()
+            True
+        """
         return self._send(lambda body: self.client.explain_plan(self.ident, body,
                                                                 verbose=verbose))
 
     def analyze_plan(self) -> str:
         """Run the query once and return its plan with what each step did (rows, time,
-        I/O), as text (as LanceDB's ``analyze_plan``)."""
+        I/O), as text (as LanceDB's ``analyze_plan``).
+
+        Example:
+            >>> "output_rows" in tbl.search().where("id > 1").analyze_plan()
+            True
+        """
         return self._send(lambda body: self.client.analyze_plan(self.ident, body))
 
     def to_pandas(self, *, dtype_backend: str | None = "numpy_nullable",
                   progress: ProgressArg = None) -> pd.DataFrame:
-        """Run the query; the result as a pandas DataFrame (``progress``: see `to_arrow`)."""
+        """Run the query; the result as a pandas DataFrame (``progress``: see `to_arrow`).
+
+        Example:
+            >>> tbl.search([0.1, 0.9]).limit(2).to_pandas()
+               id   name      vector  _distance
+            0   1    tea  [0.1, 0.9]        0.0
+            1   3  cocoa  [0.5, 0.5]       0.32
+        """
         return _frames.to_pandas(self.to_arrow(progress=progress), dtype_backend=dtype_backend)
 
     def to_polars(self, *, progress: ProgressArg = None) -> pl.DataFrame:
-        """Run the query; the result as a polars DataFrame (``progress``: see `to_arrow`)."""
+        """Run the query; the result as a polars DataFrame (``progress``: see `to_arrow`).
+
+        Example:
+            >>> tbl.search().select(["id", "name"]).to_polars()
+            shape: (3, 2)
+            ┌─────┬────────┐
+            │ id  ┆ name   │
+            │ --- ┆ ---    │
+            │ i64 ┆ str    │
+            ╞═════╪════════╡
+            │ 1   ┆ tea    │
+            │ 2   ┆ coffee │
+            │ 3   ┆ cocoa  │
+            └─────┴────────┘
+        """
         return _frames.to_polars(self.to_arrow(progress=progress))
 
     def to_list(self) -> list[dict[str, Any]]:
-        """Run the query; the result as a list of row dicts."""
+        """Run the query; the result as a list of row dicts.
+
+        Example:
+            >>> tbl.search([0.1, 0.9]).limit(1).to_list()
+            [{'id': 1, 'name': 'tea', 'vector': [0.10..., 0.89...], '_distance': 0.0}]
+        """
         return list(self.to_arrow().to_pylist())
 
     # ------------------------------------------------------------------ display

@@ -3,6 +3,10 @@ and Lance show them (``tags.create``, ``tags.list``, ``tags.get_version``, ...).
 
 Each is a small object bound to one table handle; it sends nothing until a method is
 called, so its repr needs no server.
+
+The examples in the docstrings run as written (`make examples`) with the names conftest.py's
+``doctest_namespace`` gives them: ``conn``, a connection to an embedded server, and ``tbl``,
+its table ``items`` (id, name, vector; three rows), fresh for each docstring.
 """
 
 from __future__ import annotations
@@ -28,7 +32,13 @@ class Tags:
         self._table = table
 
     def list(self) -> dict[str, Tag]:
-        """Every tag of the table, by name."""
+        """Every tag of the table, by name.
+
+        Example:
+            >>> _ = tbl.tags.create("v1")
+            >>> tbl.tags.list()
+            {'v1': Tag(name='v1', version=1, branch='main', manifest_size=...)}
+        """
         client, ident = self._table._client, self._table.id
         found: dict[str, Tag] = {}
         for page in paged(lambda token: client.list_tags(ident, page_token=token)):
@@ -47,6 +57,11 @@ class Tags:
 
         Raises:
             TagNotFoundError: if there is no such tag.
+
+        Example:
+            >>> _ = tbl.tags.create("v1")
+            >>> tbl.tags.get_version("v1")
+            1
         """
         return int(self._table._client.tag_version(self._table.id, tag)["version"])
 
@@ -56,6 +71,14 @@ class Tags:
 
         Raises:
             TagAlreadyExistsError: if the name is taken (`update` moves a tag).
+
+        Example:
+            >>> tbl.tags.create("v1")
+            Tag(name='v1', version=1, branch='main', manifest_size=None)
+            >>> tbl.tags.create("v1")
+            Traceback (most recent call last):
+            ...
+            nsframe.exceptions.TagAlreadyExistsError: Table 'items' already has a tag 'v1': ...
         """
         table = self._table
         version = table.version if version is None else version
@@ -63,13 +86,27 @@ class Tags:
         return Tag(name=tag, version=version, branch=table.branch_name)
 
     def update(self, tag: str, version: int) -> Tag:
-        """Point an existing tag at another version of the handle's branch."""
+        """Point an existing tag at another version of the handle's branch.
+
+        Example:
+            >>> _ = tbl.tags.create("best", 1)
+            >>> _ = tbl.delete("id = 1")
+            >>> tbl.tags.update("best", 2)
+            Tag(name='best', version=2, branch='main', manifest_size=None)
+        """
         table = self._table
         table._client.update_tag(table.id, tag, version, branch=table.ref.branch)
         return Tag(name=tag, version=version, branch=table.branch_name)
 
     def delete(self, tag: str) -> None:
-        """Remove a tag (the version it named stays)."""
+        """Remove a tag (the version it named stays).
+
+        Example:
+            >>> _ = tbl.tags.create("v1")
+            >>> tbl.tags.delete("v1")
+            >>> tbl.tags.list()
+            {}
+        """
         self._table._client.delete_tag(self._table.id, tag)
 
     def __repr__(self) -> str:
@@ -92,7 +129,13 @@ class Branches:
         self._table = table
 
     def list(self) -> dict[str, Branch]:
-        """Every named branch, by name."""
+        """Every named branch, by name.
+
+        Example:
+            >>> _ = tbl.branches.create("dev")
+            >>> list(tbl.branches.list())
+            ['dev']
+        """
         client, ident = self._table._client, self._table.id
         found: dict[str, Branch] = {}
         for page in paged(lambda token: client.list_branches(ident, page_token=token)):
@@ -109,6 +152,13 @@ class Branches:
 
         Raises:
             BranchAlreadyExistsError: if the name is taken.
+
+        Example:
+            >>> dev = tbl.branches.create("dev")
+            >>> dev.delete("id = 1")
+            WriteResult(version=2, num_rows=1, transaction_id=None)
+            >>> dev.count_rows(), tbl.count_rows()
+            (2, 3)
         """
         table = self._table
         if from_version is None:
@@ -118,11 +168,25 @@ class Branches:
         return table.branch(name)
 
     def get_version(self, name: str) -> int:
-        """The latest version of branch ``name``."""
+        """The latest version of branch ``name``.
+
+        Example:
+            >>> dev = tbl.branches.create("dev")
+            >>> _ = dev.delete("id = 1")
+            >>> tbl.branches.get_version("dev")
+            2
+        """
         return self._table.branch(name).version
 
     def delete(self, name: str) -> None:
-        """Remove a branch and the versions only it holds."""
+        """Remove a branch and the versions only it holds.
+
+        Example:
+            >>> _ = tbl.branches.create("dev")
+            >>> tbl.branches.delete("dev")
+            >>> tbl.branches.list()
+            {}
+        """
         self._table._client.delete_branch(self._table.id, name)
 
     def __repr__(self) -> str:

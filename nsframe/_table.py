@@ -2,6 +2,10 @@
 
 A handle holds only (client, id, ref) and asks the server when a method needs to know
 something. Views (`at`, `branch`) are new handles; they never change the one they came from.
+
+The examples in the docstrings run as written (`make examples`) with the names conftest.py's
+``doctest_namespace`` gives them: ``conn``, a connection to an embedded server, and ``tbl``,
+its table ``items`` (id, name, vector; three rows), fresh for each docstring.
 """
 
 from __future__ import annotations
@@ -81,24 +85,52 @@ class Table(TableChanges):
     # ------------------------------------------------------------------ identity
     @property
     def id(self) -> str:
-        """The table id as a string, parts joined by the delimiter (``"db$items"``)."""
+        """The table id as a string, parts joined by the delimiter (``"db$items"``).
+
+        Example:
+            >>> tbl.id, conn["lab$runs"].id
+            ('items', 'lab$runs')
+        """
         return join_id(self._parts, self._client.delimiter)
 
     @property
     def name(self) -> str:
+        """The table's own name: the last part of its id.
+
+        Example:
+            >>> conn["lab$runs"].name
+            'runs'
+        """
         return self._parts[-1]
 
     @property
     def namespace(self) -> tuple[str, ...]:
+        """The parts of the id of the namespace holding the table.
+
+        Example:
+            >>> conn["lab$2024$runs"].namespace
+            ('lab', '2024')
+        """
         return self._parts[:-1]
 
     @property
     def ref(self) -> Ref:
-        """The branch / version / tag this handle reads."""
+        """The branch / version / tag this handle reads.
+
+        Example:
+            >>> tbl.ref, tbl.at(version=1).ref
+            (Ref(branch=None, version=None, tag=None), Ref(branch=None, version=1, tag=None))
+        """
         return self._ref
 
     @property
     def branch_name(self) -> str:
+        """The branch this handle reads and writes (``"main"`` for the main branch).
+
+        Example:
+            >>> tbl.branch_name, tbl.branch("dev").branch_name
+            ('main', 'dev')
+        """
         return self._ref.branch or MAIN_BRANCH
 
     def __eq__(self, other: object) -> bool:
@@ -115,6 +147,16 @@ class Table(TableChanges):
         Raises:
             TypeError: if neither or both of ``version`` and ``tag`` are given.
             TagNotFoundError: if the tag does not exist.
+
+        Example:
+            >>> _ = tbl.insert({"id": [4], "name": ["mate"], "vector": [[0.3, 0.7]]})   # version 2
+            >>> old = tbl.at(version=1)
+            >>> old.count_rows(), tbl.count_rows()
+            (3, 4)
+            >>> old.insert({"id": [5], "name": ["chai"], "vector": [[0.2, 0.8]]})
+            Traceback (most recent call last):
+            ...
+            nsframe.exceptions.ReadOnlyTableError: Cannot insert into table 'items' at main, ...
         """
         if (version is None) == (tag is None):
             raise TypeError("at() takes exactly one of version= or tag=.")
@@ -128,20 +170,40 @@ class Table(TableChanges):
 
     def checkout(self, version: int | None = None, *, tag: str | None = None,
                  branch: str | None = None) -> Table:
-        """A new handle at a version, tag or branch (this one is unchanged)."""
+        """A new handle at a version, tag or branch (this one is unchanged).
+
+        Example:
+            >>> _ = tbl.tags.create("first")
+            >>> tbl.checkout(1), tbl.checkout(tag="first").version
+            (Table('items', main, version 1), 1)
+        """
         if branch is not None and version is None and tag is None:
             return self.branch(branch)
         view = self.at(version, tag=tag)
         return view if branch is None else view._view(replace(view._ref, branch=branch))
 
     def branch(self, name: str) -> Table:
-        """A handle on the latest version of branch ``name``; writes go to that branch."""
+        """A handle on the latest version of branch ``name``; writes go to that branch.
+
+        Example:
+            >>> dev = tbl.branches.create("dev")
+            >>> tbl.branch("dev").insert({"id": [4], "name": ["mate"], "vector": [[0.3, 0.7]]})
+            WriteResult(version=2, num_rows=1, transaction_id=None)
+            >>> tbl.branch("dev").count_rows(), tbl.count_rows()
+            (4, 3)
+        """
         if not isinstance(name, str) or not name:
             raise ValueError(f"branch() needs a branch name; {MAIN_BRANCH!r} is the main branch.")
         return self._view(Ref(branch=normalize_branch(name)))
 
     def latest(self) -> Table:
-        """A writable handle on the latest version of this handle's branch."""
+        """A writable handle on the latest version of this handle's branch.
+
+        Example:
+            >>> old = tbl.at(version=1)
+            >>> old.latest()
+            Table('items', main)
+        """
         return self._view(Ref(branch=self._ref.branch))
 
     def _view(self, ref: Ref) -> Table:
@@ -156,27 +218,54 @@ class Table(TableChanges):
 
     # ------------------------------------------------------------------ metadata
     def describe(self) -> TableInfo:
-        """What the server says about this table at this handle's branch and version."""
+        """What the server says about this table at this handle's branch and version.
+
+        Example:
+            >>> info = tbl.describe()
+            >>> info.version, info.num_rows
+            (1, 3)
+        """
         data = self._client.describe_table(self.id, version=self._ref.version,
                                            branch=self._ref.branch)
         return TableInfo.from_json(data, self._parts)
 
     @property
     def schema(self) -> pa.Schema:
-        """The Arrow schema (exact when the server sends ``arrow_schema``)."""
+        """The Arrow schema (exact when the server sends ``arrow_schema``).
+
+        Example:
+            >>> tbl.schema
+            id: int64
+            name: string
+            vector: fixed_size_list<item: float>[2]
+              child 0, item: float
+        """
         return _schema_of(self._client.describe_table(
             self.id, version=self._ref.version, branch=self._ref.branch))
 
     @property
     def location(self) -> str | None:
         """Where the table's Lance dataset lives (describe's ``location``), for pylance,
-        Daft or Ray to open directly; None while the table is only declared."""
+        Daft or Ray to open directly; None while the table is only declared.
+
+        Example:
+            >>> tbl.location.endswith(".lance")    # a folder of the server's root here
+            True
+        """
         found = self._client.describe_table(self.id, branch=self._ref.branch).get("location")
         return str(found) if found else None
 
     @property
     def version(self) -> int:
-        """The version this handle reads: its pinned version, or the latest."""
+        """The version this handle reads: its pinned version, or the latest.
+
+        Example:
+            >>> tbl.version
+            1
+            >>> _ = tbl.delete("id = 1")
+            >>> tbl.version, tbl.at(version=1).version
+            (2, 1)
+        """
         if self._ref.version is not None:
             return self._ref.version
         version = self.describe().version
@@ -190,6 +279,11 @@ class Table(TableChanges):
 
         A server without the stats operation gets the same numbers from describe and the
         index list; the fragment lengths and small-fragment count are then unknown.
+
+        Example:
+            >>> stats = tbl.stats()
+            >>> stats.num_rows, stats.num_indices, stats.fragment_stats.num_fragments
+            (3, 0, 1)
         """
         try:
             return TableStatistics.from_json(
@@ -211,7 +305,12 @@ class Table(TableChanges):
         })
 
     def count_rows(self, filter: str | None = None) -> int:
-        """The number of rows, or of rows matching the SQL ``filter``."""
+        """The number of rows, or of rows matching the SQL ``filter``.
+
+        Example:
+            >>> tbl.count_rows(), tbl.count_rows("id > 1"), len(tbl)
+            (3, 2, 3)
+        """
         return self._client.count_rows(self.id, predicate=filter, version=self._ref.version,
                                        branch=self._ref.branch)
 
@@ -225,16 +324,31 @@ class Table(TableChanges):
         ``vector``), both (hybrid), or with neither a plain scan.
 
         Example:
-            >>> tbl.search([0.1] * 128).where("year > 2000").limit(5).to_pandas()
+            >>> tbl.search([0.1, 0.9]).limit(1).select(["name"]).to_list()     # nearest vector
+            [{'name': 'tea', '_distance': 0.0}]
+            >>> tbl.search("cocoa").select(["name"]).to_list()                  # full text
+            [{'name': 'cocoa', '_score': 0.98...}]
+            >>> tbl.search().where("id > 2").select(["name"]).to_list()          # a filtered scan
+            [{'name': 'cocoa'}]
         """
         return new_query(self._client, self.id, self._ref, vector, text, column, fts_columns)
 
     def query(self) -> Query:
-        """A plain scan to refine with `Query.where`/`select`/`limit`."""
+        """A plain scan to refine with `Query.where`/`select`/`limit`.
+
+        Example:
+            >>> tbl.query().where("id > 1").select(["name"]).to_list()
+            [{'name': 'coffee'}, {'name': 'cocoa'}]
+        """
         return self.search()
 
     def head(self, n: int = 5) -> pa.Table:
-        """The first ``n`` rows as a pyarrow Table (as LanceDB's ``head``)."""
+        """The first ``n`` rows as a pyarrow Table (as LanceDB's ``head``).
+
+        Example:
+            >>> tbl.head(2).select(["id", "name"]).to_pydict()
+            {'id': [1, 2], 'name': ['tea', 'coffee']}
+        """
         return self.search().limit(n).to_arrow() if n else self.schema.empty_table()
 
     def to_arrow(self, *, columns: Sequence[str] | None = None, filter: str | None = None,
@@ -249,6 +363,10 @@ class Table(TableChanges):
         Raises:
             ValueError: when more than ``max_rows`` rows match (pass ``max_rows=None``
                 to read them anyway).
+
+        Example:
+            >>> tbl.to_arrow(columns=["id", "name"], filter="id < 3").to_pydict()
+            {'id': [1, 2], 'name': ['tea', 'coffee']}
         """
         if page_rows <= 0:
             raise ValueError(f"page_rows must be > 0, got {page_rows}.")
@@ -307,7 +425,15 @@ class Table(TableChanges):
                   max_rows: int | None = DEFAULT_MAX_ROWS,
                   dtype_backend: str | None = "numpy_nullable",
                   progress: ProgressArg = None) -> pd.DataFrame:
-        """The whole table as a pandas DataFrame (see `to_arrow`)."""
+        """The whole table as a pandas DataFrame (see `to_arrow`).
+
+        Example:
+            >>> tbl.to_pandas(columns=["id", "name"])
+               id    name
+            0   1     tea
+            1   2  coffee
+            2   3   cocoa
+        """
         table = self.to_arrow(columns=columns, filter=filter, max_rows=max_rows,
                               progress=progress)
         return _frames.to_pandas(table, dtype_backend=dtype_backend)
@@ -315,7 +441,12 @@ class Table(TableChanges):
     def to_polars(self, *, columns: Sequence[str] | None = None, filter: str | None = None,
                   max_rows: int | None = DEFAULT_MAX_ROWS,
                   progress: ProgressArg = None) -> pl.DataFrame:
-        """The whole table as a polars DataFrame (see `to_arrow`)."""
+        """The whole table as a polars DataFrame (see `to_arrow`).
+
+        Example:
+            >>> tbl.to_polars(columns=["id", "name"]).shape
+            (3, 2)
+        """
         return _frames.to_polars(self.to_arrow(columns=columns, filter=filter,
                                                max_rows=max_rows, progress=progress))
 
@@ -341,6 +472,16 @@ class Table(TableChanges):
             PartialWriteError: a chunk after the first failed; the error says how many
                 rows were committed and at which version.
             ValueError: a vector column cannot be one (nothing is sent).
+
+        Example:
+            >>> tbl.insert(pd.DataFrame({"id": [4], "name": ["mate"], "vector": [[0.3, 0.7]]}))
+            WriteResult(version=2, num_rows=1, transaction_id=None)
+            >>> tbl.insert([{"id": 5, "name": "chai", "vector": [0.2, 0.8]}])      # rows work too
+            WriteResult(version=3, num_rows=1, transaction_id=None)
+            >>> tbl.insert({"id": [9], "name": ["water"], "vector": [[0.0, 0.0]]}, mode="overwrite")
+            WriteResult(version=4, num_rows=1, transaction_id=None)
+            >>> tbl.count_rows()
+            1
         """
         if mode.lower() not in ("append", "overwrite"):
             raise ValueError(f"mode must be 'append' or 'overwrite', got {mode!r}.")
@@ -429,7 +570,14 @@ class Table(TableChanges):
             table=self.id, column=name, expected=dim, found=found, row=first_row + row)
 
     def delete(self, where: str) -> WriteResult:
-        """Delete the rows matching the SQL condition ``where``."""
+        """Delete the rows matching the SQL condition ``where``.
+
+        Example:
+            >>> tbl.delete("name = 'coffee'")
+            WriteResult(version=2, num_rows=1, transaction_id=None)
+            >>> tbl.count_rows()
+            2
+        """
         self._writable("delete from")
         if not isinstance(where, str) or not where.strip():
             raise ValueError("delete() needs a SQL condition; use \"true\" to delete every row.")
@@ -437,7 +585,15 @@ class Table(TableChanges):
         return WriteResult.from_json(answer, "num_deleted_rows")
 
     def restore(self, version: int | str) -> WriteResult:
-        """Make an older version (a number, or a tag name) the latest one."""
+        """Make an older version (a number, or a tag name) the latest one.
+
+        Example:
+            >>> _ = tbl.delete("id > 1")                  # version 2: a mistake
+            >>> tbl.restore(1)                            # version 1's rows, as version 3
+            WriteResult(version=3, num_rows=None, transaction_id='...')
+            >>> tbl.count_rows()
+            3
+        """
         self._writable("restore")
         if isinstance(version, str):
             version = int(self._client.tag_version(self.id, version)["version"])
@@ -453,6 +609,14 @@ class Table(TableChanges):
 
         ``WriteResult.raw`` holds the counts of fragments and files removed and added.
         ``progress`` shows the time taken so far, as for `create_index`.
+
+        Example:
+            >>> _ = tbl.insert({"id": [4], "name": ["mate"], "vector": [[0.3, 0.7]]})
+            >>> tbl.stats().fragment_stats.num_fragments
+            2
+            >>> _ = tbl.optimize()
+            >>> tbl.stats().fragment_stats.num_fragments, tbl.count_rows()
+            (1, 4)
         """
         self._writable("optimize")
         body: dict[str, Any] = {"optimize_indices": optimize_indices}
@@ -470,6 +634,11 @@ class Table(TableChanges):
 
         A list of `Version` that displays as a table (version, timestamp, operation,
         rows, tags) and converts with ``.to_pandas()`` / ``.to_polars()``.
+
+        Example:
+            >>> _ = tbl.delete("id = 2")
+            >>> [(v.version, v.operation, v.num_rows) for v in tbl.versions()]
+            [(1, 'Overwrite', 3), (2, 'Delete', 2)]
         """
         found = [Version.from_json(v)
                  for page in paged(lambda token: self._client.list_versions(
@@ -487,7 +656,15 @@ class Table(TableChanges):
 
     def history(self) -> pd.DataFrame:
         """The versions as a pandas DataFrame: version, timestamp, operation, rows, tags
-        (as deltalake's ``history()``, oldest first)."""
+        (as deltalake's ``history()``, oldest first).
+
+        Example:
+            >>> _ = tbl.delete("id = 2")
+            >>> tbl.history()[["version", "operation", "rows"]]
+               version  operation  rows
+            0        1  Overwrite     3
+            1        2     Delete     2
+        """
         return self.versions().to_pandas()
 
     def describe_version(self, version: int | None = None) -> Version:
@@ -496,6 +673,11 @@ class Table(TableChanges):
 
         Raises:
             VersionNotFoundError: if the branch has no such version.
+
+        Example:
+            >>> _ = tbl.delete("id = 2")
+            >>> tbl.describe_version(1).operation, tbl.describe_version().version
+            ('Overwrite', 2)
         """
         if version is None:
             version = self._ref.version
@@ -511,38 +693,88 @@ class Table(TableChanges):
     def tags(self) -> Tags:
         """The table's tags, as in LanceDB: ``tbl.tags.create("v1", 3)``, ``.list()``,
         ``.get_version("v1")``, ``.update(...)``, ``.delete(...)``. Calling it,
-        ``tbl.tags()``, is ``tbl.tags.list()``."""
+        ``tbl.tags()``, is ``tbl.tags.list()``.
+
+        Example:
+            >>> tbl.tags.create("v1")
+            Tag(name='v1', version=1, branch='main', manifest_size=None)
+            >>> tbl.tags.get_version("v1"), list(tbl.tags.list())
+            (1, ['v1'])
+        """
         return Tags(self)
 
     @property
     def branches(self) -> Branches:
         """The table's named branches: ``tbl.branches.create("dev")`` (a handle on the
-        new branch), ``.list()``, ``.delete(...)``. ``tbl.branches()`` is ``.list()``."""
+        new branch), ``.list()``, ``.delete(...)``. ``tbl.branches()`` is ``.list()``.
+
+        Example:
+            >>> dev = tbl.branches.create("dev")
+            >>> list(tbl.branches.list()), tbl.branches.get_version("dev")
+            (['dev'], 1)
+        """
         return Branches(self)
 
     # The methods below are the older spellings of tbl.tags.* and tbl.branches.*.
     def create_tag(self, tag: str, version: int | None = None) -> Tag:
-        """Same as ``tbl.tags.create(tag, version)``."""
+        """Same as ``tbl.tags.create(tag, version)``.
+
+        Example:
+            >>> tbl.create_tag("v1", 1)
+            Tag(name='v1', version=1, branch='main', manifest_size=None)
+        """
         return self.tags.create(tag, version)
 
     def update_tag(self, tag: str, version: int) -> Tag:
-        """Same as ``tbl.tags.update(tag, version)``."""
+        """Same as ``tbl.tags.update(tag, version)``.
+
+        Example:
+            >>> _ = tbl.create_tag("best", 1)
+            >>> _ = tbl.delete("id = 1")
+            >>> tbl.update_tag("best", 2)
+            Tag(name='best', version=2, branch='main', manifest_size=None)
+        """
         return self.tags.update(tag, version)
 
     def delete_tag(self, tag: str) -> None:
-        """Same as ``tbl.tags.delete(tag)``."""
+        """Same as ``tbl.tags.delete(tag)``.
+
+        Example:
+            >>> _ = tbl.create_tag("v1", 1)
+            >>> tbl.delete_tag("v1")
+            >>> tbl.tags.list()
+            {}
+        """
         self.tags.delete(tag)
 
     def tag_version(self, tag: str) -> int:
-        """Same as ``tbl.tags.get_version(tag)``."""
+        """Same as ``tbl.tags.get_version(tag)``.
+
+        Example:
+            >>> _ = tbl.create_tag("v1", 1)
+            >>> tbl.tag_version("v1")
+            1
+        """
         return self.tags.get_version(tag)
 
     def create_branch(self, name: str, from_version: int | None = None) -> Table:
-        """Same as ``tbl.branches.create(name, from_version)``: a handle on the branch."""
+        """Same as ``tbl.branches.create(name, from_version)``: a handle on the branch.
+
+        Example:
+            >>> tbl.create_branch("dev")
+            Table('items', dev)
+        """
         return self.branches.create(name, from_version)
 
     def delete_branch(self, name: str) -> None:
-        """Same as ``tbl.branches.delete(name)``."""
+        """Same as ``tbl.branches.delete(name)``.
+
+        Example:
+            >>> _ = tbl.create_branch("dev")
+            >>> tbl.delete_branch("dev")
+            >>> tbl.branches.list()
+            {}
+        """
         self.branches.delete(name)
 
     # ------------------------------------------------------------------ indexes
@@ -555,6 +787,18 @@ class Table(TableChanges):
 
         A build can take minutes; ``progress`` shows the time it has taken so far (None:
         when someone watches and it takes more than a second; True; False).
+
+        Example:
+            >>> import numpy as np
+            >>> rng = np.random.default_rng(0)
+            >>> big = conn.create_table("big", {"id": np.arange(500),
+            ...                                  "vector": rng.random((500, 8)).tolist()})
+            >>> info = big.create_index("vector", "IVF_PQ", num_partitions=2, num_sub_vectors=2,
+            ...                         distance_type="cosine")
+            >>> info.name, info.index_type
+            ('vector_idx', 'IVF_PQ')
+            >>> big.search(rng.random(8).tolist()).limit(2).select(["id"]).to_pandas().shape
+            (2, 2)
         """
         self._writable("index")
         kind = index_type.upper()
@@ -573,7 +817,14 @@ class Table(TableChanges):
     def create_scalar_index(self, column: str, index_type: str = "BTREE", *,
                             name: str | None = None,
                             progress: bool | None = None) -> IndexInfo:
-        """Build a scalar index (BTREE, BITMAP, LABEL_LIST) to speed up filters."""
+        """Build a scalar index (BTREE, BITMAP, LABEL_LIST) to speed up filters.
+
+        Example:
+            >>> tbl.create_scalar_index("id").index_type
+            'BTREE'
+            >>> tbl.create_scalar_index("name", "BITMAP").name
+            'name_idx'
+        """
         self._writable("index")
         kind = index_type.upper()
         body: dict[str, Any] = {"column": column, "index_type": kind}
@@ -587,11 +838,24 @@ class Table(TableChanges):
 
     def create_fts_index(self, column: str, *, name: str | None = None,
                          progress: bool | None = None, **params: Any) -> IndexInfo:
-        """Build a full-text index on a string column."""
+        """Build a full-text index on a string column.
+
+        Example:
+            >>> tbl.create_fts_index("name")
+            IndexInfo(name='name_idx', columns=('name',), index_type='FTS', status=None, uuid=None)
+            >>> tbl.search("cocoa").select(["id", "name"]).to_list()
+            [{'id': 3, 'name': 'cocoa', '_score': 0.98...}]
+        """
         return self.create_index(column, "FTS", name=name, progress=progress, **params)
 
     def list_indices(self) -> list[IndexInfo]:
-        """The indexes of the table."""
+        """The indexes of the table.
+
+        Example:
+            >>> _ = tbl.create_scalar_index("id")
+            >>> [(i.name, i.index_type) for i in tbl.list_indices()]
+            [('id_idx', 'BTREE')]
+        """
         found = [IndexInfo.from_json(i)
                  for page in paged(lambda token: self._client.list_indices(
                      self.id, version=self._ref.version, branch=self._ref.branch,
@@ -600,11 +864,24 @@ class Table(TableChanges):
         return sorted(found, key=lambda i: i.name)
 
     def index_stats(self, name: str) -> dict[str, Any]:
-        """Statistics of one index, as the server reports them."""
+        """Statistics of one index, as the server reports them.
+
+        Example:
+            >>> _ = tbl.create_scalar_index("id")
+            >>> tbl.index_stats("id_idx")["num_indexed_rows"]
+            3
+        """
         return self._client.index_stats(self.id, name)
 
     def drop_index(self, name: str) -> None:
-        """Remove an index."""
+        """Remove an index.
+
+        Example:
+            >>> _ = tbl.create_scalar_index("id")
+            >>> tbl.drop_index("id_idx")
+            >>> tbl.list_indices()
+            []
+        """
         self._writable("drop an index of")
         self._client.drop_index(self.id, name)
 

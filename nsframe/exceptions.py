@@ -171,7 +171,7 @@ class PartialWriteError(NsframeError):
         self.version = version
 
 
-# Members of the error body's `type`, keyed by HTTP status (SEED_SPEC.md "Errors").
+# Members of the error body's `type`, keyed by HTTP status (spec/SEED_SPEC.md "Errors").
 ERROR_TYPES: dict[int, tuple[str, str]] = {
     400: ("/errors/bad-request", "Malformed request"),
     401: ("/errors/unauthorized-request", "No valid authentication credentials for the operation"),

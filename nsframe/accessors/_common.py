@@ -2,6 +2,10 @@
 
 One class, so the three accessors have the same methods and signatures. It keeps only
 the frame: the connection comes from ``conn=`` or `nsframe.get_default()` on each call.
+
+The examples in the docstrings run as written (`make examples`) with the names conftest.py's
+``doctest_namespace`` gives them: ``conn``, a connection to an embedded server, and ``tbl``,
+its table ``items`` (id, name, vector; three rows), fresh for each docstring.
 """
 
 from __future__ import annotations
@@ -68,7 +72,11 @@ class FrameAccessor:
             The version written and the number of rows.
 
         Example:
-            >>> df.ns.insert("db$items")
+            >>> df = pd.DataFrame({"id": [4], "name": ["mate"], "vector": [[0.3, 0.7]]})
+            >>> df.ns.insert("items", conn=conn)    # or a Table; conn= defaults to get_default()
+            WriteResult(version=2, num_rows=1, transaction_id=None)
+            >>> tbl.count_rows()
+            4
         """
         return resolve(table, conn, branch).insert(
             self._frame, mode, chunk_size=chunk_size, progress=progress,
@@ -89,7 +97,11 @@ class FrameAccessor:
         ``"append"``, ``"replace"``) is deprecated but still works.
 
         Example:
-            >>> tbl = df.ns.to_table("db$items", mode="overwrite")
+            >>> df = pd.DataFrame({"id": [1, 2], "vector": [[0.1, 0.2], [0.3, 0.4]]})
+            >>> df.ns.to_table("points", conn=conn)
+            Table('points', main)
+            >>> df.ns.to_table("points", conn=conn, mode="append").count_rows()
+            4
         """
         if if_exists is not None:
             if if_exists not in IF_EXISTS:
@@ -140,7 +152,11 @@ class FrameAccessor:
             batch_size: Query vectors per request.
 
         Example:
-            >>> hits = queries.ns.search("db$items", k=5)
+            >>> queries = pd.DataFrame({"vector": [[0.1, 0.9], [0.8, 0.2]]})
+            >>> queries.ns.search(tbl, k=1)[["query_index", "id", "name", "_distance"]]
+               query_index  id    name  _distance
+            0            0   1     tea        0.0
+            1            1   2  coffee        0.0
         """
         tbl = resolve(table, conn, branch)
         if not isinstance(batch_size, int) or batch_size <= 0:
@@ -182,7 +198,10 @@ class FrameAccessor:
         inserted ones).
 
         Example:
-            >>> changed.ns.upsert("db$items", on="id")
+            >>> changed = pd.DataFrame({"id": [3, 4], "name": ["hot cocoa", "mate"],
+            ...                         "vector": [[0.5, 0.5], [0.3, 0.7]]})
+            >>> changed.ns.upsert(tbl, on="id")
+            MergeResult(version=2, num_inserted_rows=1, num_updated_rows=1, num_deleted_rows=0)
         """
         merge = resolve(table, conn, branch).merge_insert(on)
         return (merge.when_matched_update_all().when_not_matched_insert_all()
@@ -198,7 +217,11 @@ class FrameAccessor:
             PartialWriteError: a delete after the first failed; earlier ones stay.
 
         Example:
-            >>> stale.ns.delete_matching("db$items", on="id")
+            >>> stale = pd.DataFrame({"id": [1, 2]})
+            >>> stale.ns.delete_matching(tbl, on="id")
+            WriteResult(version=2, num_rows=2, transaction_id=None)
+            >>> tbl.count_rows()
+            1
         """
         tbl = resolve(table, conn, branch)
         names = [on] if isinstance(on, str) else list(on)

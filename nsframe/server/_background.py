@@ -59,8 +59,12 @@ def serve_in_thread(
     same.
 
     Example:
-        >>> with serve_in_thread("/tmp/data") as server:
-        ...     print(server.url)
+        >>> with serve_in_thread("./data", token="generate") as server:
+        ...     client = nsframe.connect(server.url, token=server.token)
+        ...     _ = client.create_table("items", {"id": [1, 2]})
+        ...     print(client.table_names())
+        ...     client.close()
+        ['items']
     """
     if config is None:
         config = ServerConfig.build(root, **options)

@@ -6,7 +6,12 @@ Importing this module is cheap: ipywidgets loads only when a `Browser` is made, 
 Example:
     >>> from nsframe.widgets import browse
     >>> w = browse(conn)          # display it, pick a table, a branch, a version...
+    >>> w.table_picker.value = "items"        # (what a click on a table does)
     >>> w.selected.to_pandas()    # ...and read the selection in the next cell
+       id    name      vector
+    0   1     tea  [0.1, 0.9]
+    1   2  coffee  [0.8, 0.2]
+    2   3   cocoa  [0.5, 0.5]
 """
 
 from __future__ import annotations

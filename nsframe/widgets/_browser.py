@@ -3,6 +3,10 @@
 It calls only public `Connection` and `Table` methods. Handlers stay small: they fetch,
 set ``options``/``value`` and leave drawing to ipywidgets. Every handler goes through
 `MessageBox.guard`, so a server error shows as a message in the widget.
+
+The examples in the docstrings run as written (`make examples`) with the names conftest.py's
+``doctest_namespace`` gives them: ``conn``, a connection to an embedded server, and ``tbl``,
+its table ``items`` (id, name, vector; three rows), fresh for each docstring.
 """
 
 from __future__ import annotations
@@ -35,8 +39,16 @@ class Browser(widgets.VBox):  # type: ignore[misc]
     `selected_version`, `selected_tag`, and `selected` (a read-only `Table` view).
 
     Example:
-        >>> w = nsframe.widgets.browse(conn)   # display w, click around, then:
+        >>> from nsframe.widgets import browse
+        >>> w = browse(conn)                  # display w in a notebook and click, or pick in code:
+        >>> w.table_picker.value = "items"
+        >>> w.selected_table, w.selected_branch, w.selected_version
+        ('items', 'main', 1)
         >>> w.selected.to_pandas()
+           id    name      vector
+        0   1     tea  [0.1, 0.9]
+        1   2  coffee  [0.8, 0.2]
+        2   3   cocoa  [0.5, 0.5]
     """
 
     selected_table = traitlets.Unicode(None, allow_none=True, read_only=True)
@@ -97,12 +109,31 @@ class Browser(widgets.VBox):  # type: ignore[misc]
     # ------------------------------------------------------------------ selection
     @property
     def table(self) -> Table | None:
-        """A handle on the chosen table (main branch, latest version)."""
+        """A handle on the chosen table (main branch, latest version).
+
+        Example:
+            >>> from nsframe.widgets import browse
+            >>> w = browse(conn)
+            >>> w.table is None
+            True
+            >>> w.table_picker.value = "items"
+            >>> w.table
+            Table('items', main)
+        """
         return self._table
 
     @property
     def selected(self) -> Table | None:
-        """A read-only view of the chosen table at the chosen branch and version."""
+        """A read-only view of the chosen table at the chosen branch and version.
+
+        Example:
+            >>> from nsframe.widgets import browse
+            >>> w = browse(tbl)                 # at one table: its latest version is selected
+            >>> w.selected
+            Table('items', main, version 1)
+            >>> w.selected.count_rows()
+            3
+        """
         if self._table is None or self.selected_version is None:
             return None
         return self._table.branch(self.selected_branch).at(self.selected_version)
@@ -271,7 +302,16 @@ class Browser(widgets.VBox):  # type: ignore[misc]
             self.preview.show(view, self._where())
 
     def refresh(self) -> None:
-        """Read everything again from the server, keeping the selection where it still is."""
+        """Read everything again from the server, keeping the selection where it still is.
+
+        Example:
+            >>> from nsframe.widgets import browse
+            >>> w = browse(conn)
+            >>> _ = conn.create_table("more", {"id": [1]})
+            >>> w.refresh()
+            >>> w.table_picker.options
+            ('items', 'more')
+        """
         branch, version, tag = self.selected_branch, self.selected_version, self.selected_tag
         namespace = self.namespace_picker.value or ROOT
         if self._connection is not None:

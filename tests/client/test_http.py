@@ -259,7 +259,7 @@ def test_error_body_maps_to_its_class(conn: nsframe.Connection, ns: str) -> None
     assert f"{ns}%24missing/describe" in repr(err) and "status=404" in repr(err)
     with pytest.raises(NamespaceNotFoundError) as dropped:
         conn.drop_namespace(f"{ns}$nope$deeper")
-    assert dropped.value.status == 400  # SEED_SPEC.md: mode Fail on a missing namespace
+    assert dropped.value.status == 400  # spec/SEED_SPEC.md: mode Fail on a missing namespace
 
 
 def test_non_json_error_body(scripted: Callable[..., Scripted]) -> None:

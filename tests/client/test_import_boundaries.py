@@ -6,6 +6,7 @@ the server's route modules never import one another.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -236,3 +237,171 @@ def test_the_route_import_check_sees_every_spelling() -> None:
     for source in ("from nsframe.server._models import tables",
                    "from .. import _http", "from ..._spec import JSON"):
         assert not route_modules_imported(source, routes), source
+
+
+# ------------------------------------------------------------ docs/architecture.md, checked
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+NAME_TOKEN = re.compile(r"[\w.]+(?:/|\.py)")
+
+
+def architecture_text() -> str:
+    return ARCHITECTURE.read_text(encoding="utf-8")
+
+
+def documented_tree(text: str) -> tuple[set[str], set[str]]:
+    """The module tree at the top of architecture.md, as paths relative to the package's
+    parent: (modules and folders it names, folders it names without children)."""
+    block = text.split("```\n", 2)[1]
+    named: set[str] = set()
+    stack: list[tuple[int, str]] = []  # (indentation, folder path)
+    leaves: set[str] = set()
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        tokens: list[str] = []
+        for token in line.split():
+            if not NAME_TOKEN.fullmatch(token):
+                break
+            tokens.append(token)
+        if not tokens:
+            continue  # the continuation of a description
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1] if stack else ""
+        for token in tokens:
+            path = parent + token
+            named.add(path.rstrip("/"))
+            if token.endswith("/"):
+                stack.append((indent, path))
+    for path in named:
+        if not path.endswith(".py") and not any(
+            other.startswith(path + "/") for other in named
+        ):
+            leaves.add(path)
+    return named, leaves
+
+
+def modules_on_disk() -> set[str]:
+    root = PACKAGE.parent
+    return {str(p.relative_to(root)) for p in PACKAGE.rglob("*.py")}
+
+
+def test_the_module_tree_of_the_architecture_page_matches_the_package() -> None:
+    named, leaves = documented_tree(architecture_text())
+    on_disk = modules_on_disk()
+    # Every module named exists, every folder named is a package.
+    missing = sorted(n for n in named if n.endswith(".py") and n not in on_disk)
+    missing += sorted(n for n in named if not n.endswith(".py")
+                      and not (PACKAGE.parent / n / "__init__.py").is_file())
+    assert missing == [], f"docs/architecture.md names modules that do not exist: {missing}"
+    # Every module that exists is named, or sits in a folder listed without children.
+    # A package's __init__.py is covered by its folder.
+    unlisted = sorted(
+        m for m in on_disk
+        if m not in named
+        and not any(m.startswith(leaf + "/") for leaf in leaves)
+        and not (m.endswith("/__init__.py") and m.removesuffix("/__init__.py") in named
+                 and m.count("/") > 1)
+    )
+    assert unlisted == [], f"docs/architecture.md's module tree leaves out {unlisted}"
+
+
+def test_the_tree_reader_sees_nested_folders_and_shared_lines() -> None:
+    text = ("x\n```\nnsframe/\n  a.py b.py   two on a line\n  sub/     a folder\n"
+            "    c.py     in it\n             a description line\n  leaf/    no children\n```\n")
+    named, leaves = documented_tree(text)
+    assert named == {"nsframe", "nsframe/a.py", "nsframe/b.py", "nsframe/sub",
+                     "nsframe/sub/c.py", "nsframe/leaf"}
+    assert leaves == {"nsframe/leaf"}
+
+
+SERVER_ROW = re.compile(r"^\|\s*`(_\w+)`\s*\|(.*)\|\s*$")
+
+
+def documented_server_imports() -> dict[str, set[str]]:
+    section = architecture_text().split("## Which way imports go", 1)[1].split("\n## ", 1)[0]
+    table: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        match = SERVER_ROW.match(line)
+        if match:
+            table[match.group(1)] = set(re.findall(r"`(_\w+)`", match.group(2)))
+    return table
+
+
+def server_imports() -> dict[str, set[str]]:
+    """Which parts of nsframe.server (its top-level modules and subpackages) each imports."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted((PACKAGE / "server").rglob("*.py")):
+        name = module_name(path)
+        if name == SERVER:
+            continue
+        part = name.split(".")[2]
+        graph.setdefault(part, set())
+        for found in imports_in(path):
+            for module in found.modules:
+                if is_within(module, SERVER) and module.count(".") >= 2:
+                    other = module.split(".")[2]
+                    if other != part:
+                        graph[part].add(other)
+    return graph
+
+
+def test_the_server_imports_exactly_what_the_architecture_page_says() -> None:
+    documented = documented_server_imports()
+    assert {"_app", "_routes", "_http", "_storage", "_security"} <= set(documented)
+    assert server_imports() == documented
+
+
+def test_storage_knows_nothing_of_http() -> None:
+    paths = sorted((PACKAGE / "server" / "_storage").rglob("*.py"))
+    assert len(paths) > 10
+    for path in paths:
+        for found in imports_in(path):
+            for module in found.modules:
+                assert module.split(".")[0] not in ("starlette", "uvicorn", "requests"), \
+                    f"_storage/{path.name}:{found.line} imports {module}"
+                assert not is_within(module, SERVER) or is_within(
+                    module, f"{SERVER}._storage"), \
+                    f"_storage/{path.name}:{found.line} imports {module}"
+
+
+def type_checking_lines(path: Path) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+# The modules that import pandas or polars when they run (docs/architecture.md says why);
+# in the last three, only inside one function each.
+FRAME_MODULES = {"nsframe/_frames.py", "nsframe/_encode.py", "nsframe/_vectors.py",
+                 "nsframe/_demo.py"}
+FRAME_FOLDERS = ("nsframe/accessors/",)
+LAZY_FRAME_MODULES = {"nsframe/_encode.py", "nsframe/_vectors.py", "nsframe/_demo.py"}
+
+
+def frame_imports() -> dict[str, list[Import]]:
+    found: dict[str, list[Import]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        hints_only = type_checking_lines(path)
+        for imp in imports_in(path):
+            if imp.modules[0].split(".")[0] in ("pandas", "polars") \
+                    and imp.line not in hints_only:
+                found.setdefault(str(path.relative_to(PACKAGE.parent)), []).append(imp)
+    return found
+
+
+def test_pandas_and_polars_are_imported_only_where_the_architecture_page_says() -> None:
+    found = frame_imports()
+    outside = sorted(m for m in found
+                     if m not in FRAME_MODULES and not m.startswith(FRAME_FOLDERS))
+    assert outside == [], f"{outside} import pandas or polars outside TYPE_CHECKING"
+    for module in LAZY_FRAME_MODULES:
+        assert all(imp.scope for imp in found.get(module, [])), \
+            f"{module} imports pandas at module level"
+    text = " ".join(architecture_text().split())
+    for module in sorted(FRAME_MODULES | LAZY_FRAME_MODULES):
+        assert f"`{Path(module).name}`" in text, f"architecture.md should name {module}"
+    assert "**Only `_frames.py`, `accessors/`, `_encode.py`, `_vectors.py` and `_demo.py` " \
+        "import pandas or polars**" in text

@@ -8,8 +8,8 @@ Every operation of the spec is exercised, ours and the ones we do not serve (404
     make fuzz                                    # 300 s
     .venv/bin/python tests/fuzz/fuzz_api.py --seconds 60 [--spec PATH]
 
-``make test`` runs it too, for about 100 s (`test_fuzz_api.py`, marker ``fuzz``); its
-spec lives beside the repository (``../shared/spec/upstream-openapi.yaml``), not in it.
+``make test`` runs it too, for about 100 s (`test_fuzz_api.py`, marker ``fuzz``), on the
+copy of upstream's document in the repository: ``spec/upstream-openapi.yaml``.
 """
 
 from __future__ import annotations
@@ -30,19 +30,15 @@ import requests
 from nsframe.server import serve_in_thread
 
 HERE = Path(__file__).resolve().parent
-SPEC = Path("shared") / "spec" / "upstream-openapi.yaml"
+SPEC = HERE.parents[1] / "spec/upstream-openapi.yaml"
 
 
 def find_spec() -> Path | None:
-    """The upstream OpenAPI document in ``shared/spec`` beside the repository (or beside
-    any folder above it: a git worktree sits deeper than the main checkout)."""
-    for folder in HERE.parents[1].parents:
-        if (folder / SPEC).is_file():
-            return folder / SPEC
-    return None
+    """The upstream OpenAPI document kept in the repository (``spec/``)."""
+    return SPEC if SPEC.is_file() else None
 
 
-DEFAULT_SPEC = find_spec() or HERE.parents[2] / SPEC
+DEFAULT_SPEC = SPEC
 
 
 def seed(url: str) -> None:

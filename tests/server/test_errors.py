@@ -74,7 +74,7 @@ def test_409_bodies(http: requests.Session, base_url: str, ns: str, table: str) 
 
 
 def test_drop_missing_namespace_body(http: requests.Session, base_url: str, ns: str) -> None:
-    """SEED_SPEC.md: 400 for a missing namespace with mode Fail, with a full error body."""
+    """spec/SEED_SPEC.md: 400 for a missing namespace with mode Fail, with a full error body."""
     path = f"/v1/namespace/{ns}$gone/drop"
     body = _check_body(http.post(base_url + path, json={"mode": "fail"}), 400, 1,
                        "/errors/bad-request", path)

@@ -165,7 +165,7 @@ def test_generated_client_reads_error_codes(namespaces: NamespaceApi, tables: Ta
     # The failed insert and the refused drop changed nothing.
     assert tables.count_table_rows(f"{name}$t", CountTableRowsRequest()) == 2
 
-    # SEED_SPEC.md: dropping a missing namespace with mode Fail is a 400 (not upstream's 404).
+    # spec/SEED_SPEC.md: dropping a missing namespace with mode Fail is a 400 (not upstream's 404).
     with pytest.raises(BadRequestException) as fail_missing:
         namespaces.drop_namespace(f"{name}$gone", DropNamespaceRequest(mode="Fail"))
     assert error_code(fail_missing.value) == ns_errors.ErrorCode.NAMESPACE_NOT_FOUND
@@ -320,12 +320,12 @@ def test_rest_namespace_drop_missing_namespace(
     rest: RestNamespace, base_url: str, http: requests.Session
 ) -> None:
     missing = [fresh_name()]
-    # SEED_SPEC.md: mode Fail on a missing namespace is 400; the client still reads code 1.
+    # spec/SEED_SPEC.md: mode Fail on a missing namespace is 400; the client still reads code 1.
     with pytest.raises(ns_errors.NamespaceNotFoundError) as fail:
         rest.drop_namespace(DropNamespaceRequest(id=missing, mode="Fail"))
     assert fail.value.code == ns_errors.ErrorCode.NAMESPACE_NOT_FOUND
 
-    # SEED_SPEC.md: mode Skip on a missing namespace is 204, and a 204 has no body. The Rust
+    # spec/SEED_SPEC.md: mode Skip on a missing namespace is 204, and a 204 has no body. The Rust
     # client insists on a JSON body here and reports a parse failure as Internal (18). The
     # contract wins; this pins the client's behaviour so that a change on either side shows.
     resp = http.post(f"{base_url}/v1/namespace/{missing[0]}/drop", json={"mode": "Skip"})

@@ -1,4 +1,4 @@
-"""Walk a paginated listing and check SEED_SPEC.md's pagination rules on every page."""
+"""Walk a paginated listing and check spec/SEED_SPEC.md's pagination rules on every page."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """LanceDB's remote protocol, told apart from the Lance Namespace protocol.
 
 LanceDB's remote client (``lancedb.connect("db://...", host_override=...)``) speaks a
-dialect of the namespace protocol (UPSTREAM_NOTES.md section 7): the same routes, but
+dialect of the namespace protocol (spec/UPSTREAM_NOTES.md section 7): the same routes, but
 it ends every path with ``/``, sends ``x-lancedb-*`` headers and a ``LanceDB-...`` user
 agent, and reads some answers its own way. A request is LanceDB's when its path ends
 with a slash *and* it carries one of LanceDB's headers: no namespace client sends

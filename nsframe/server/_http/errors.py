@@ -1,6 +1,6 @@
 """Errors rendered as the contract's JSON body.
 
-Every failure leaves as the error body of SEED_SPEC.md: never a stack trace, never a
+Every failure leaves as the error body of spec/SEED_SPEC.md: never a stack trace, never a
 server file path.
 """
 

@@ -1,4 +1,4 @@
-"""Page tokens and limits, following SEED_SPEC.md's pagination rules.
+"""Page tokens and limits, following spec/SEED_SPEC.md's pagination rules.
 
 `limit` is an inclusive upper bound; a response carries a `page_token` whenever items
 remain; the token is opaque and a missing, null or empty token ends the listing.
@@ -94,7 +94,7 @@ class PageRequest(Envelope, kw_only=True):
     QUERY: ClassVar[tuple[str, ...]] = ("page_token", "limit")
 
     def check_limits(self, limits: Limits) -> None:
-        # A larger limit is not an error: SEED_SPEC.md's limit is an upper bound, so a
+        # A larger limit is not an error: spec/SEED_SPEC.md's limit is an upper bound, so a
         # page holds at most max_page_size names and its page_token leads on.
         self.limit = Count(min(self.limit or limits.max_page_size, limits.max_page_size))
 

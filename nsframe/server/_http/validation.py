@@ -45,7 +45,7 @@ class Identity(msgspec.Struct, kw_only=True):
 
 
 class Envelope(msgspec.Struct, kw_only=True):
-    """The members every JSON body may carry (SEED_SPEC.md's request envelope)."""
+    """The members every JSON body may carry (spec/SEED_SPEC.md's request envelope)."""
 
     # Checked against the path id by `endpoint`: a different one is a 400.
     id: Identifier | None = None

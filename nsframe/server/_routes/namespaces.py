@@ -39,7 +39,7 @@ def drop_namespace(call: Call[DropNamespaceRequest]) -> Response | dict[str, Any
     if call.id and not call.catalog.namespace_exists(call.id):
         if mode == "Skip":
             return Response(status_code=204)
-        # SEED_SPEC.md: a missing namespace with mode Fail is a 400, not a 404.
+        # spec/SEED_SPEC.md: a missing namespace with mode Fail is a 400, not a 404.
         raise NamespaceNotFoundError(
             f"Namespace {call.label!r} does not exist: nothing was dropped. Use mode Skip "
             "to ignore a missing namespace.",

@@ -74,7 +74,7 @@ def list_tags(call: Call[PageRequest]) -> dict[str, Any]:
                                  listing="tags")
     entries = {name: tag_entry(tags[name]) for name in page}
     if dialect.is_lancedb(call.request):
-        # LanceDB's tags.list() reads a bare map (UPSTREAM_NOTES.md 7), with Lance's own
+        # LanceDB's tags.list() reads a bare map (spec/UPSTREAM_NOTES.md 7), with Lance's own
         # TagContents, whose times are RFC 3339 text.
         for name, entry in entries.items():
             for key, lance_key in (("createdAt", "created_at"), ("updatedAt", "updated_at")):
@@ -121,7 +121,7 @@ def delete_tag(call: Call[TagRequest]) -> dict[str, Any]:
 
 
 def tag_version(call: Call[TagRequest]) -> dict[str, Any]:
-    """SEED_SPEC.md: `{version, branch}`, with branch "main" for the main branch."""
+    """spec/SEED_SPEC.md: `{version, branch}`, with branch "main" for the main branch."""
     name = call.args.tag
     _, ds = _table(call)
     tag = _all_tags(call, ds).get(name)

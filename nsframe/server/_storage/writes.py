@@ -81,7 +81,7 @@ def create_table(catalog: Catalog, parts: list[str], stream: IncomingBatches, *,
 
 def first_insert(catalog: Catalog, declared: TableRef, stream: IncomingBatches, *,
                  label: str) -> tuple[LanceDataset, int]:
-    """SEED_SPEC.md: an insert into a declared table creates it with the data.
+    """spec/SEED_SPEC.md: an insert into a declared table creates it with the data.
 
     Written as a create; when another first insert was filed first, these rows are
     appended to the table it created, so both acknowledged inserts are kept.
