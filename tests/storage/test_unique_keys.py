@@ -208,6 +208,11 @@ def test_bad_primary_keys_are_400s(apis: list[Api], server_errors: list[str]) ->
     assert with_nulls.status_code == 400, with_nulls.text
     assert "null" in with_nulls.json()["detail"], with_nulls.text
     assert apis[0].status(table) == 404  # nothing was created
+    created = apis[0].upload(table, "create", one_row(0, "a"), primary_key="id")
+    assert created.status_code == 200, created.text
+    appended = apis[1].upload(table, "insert", nulls, mode="append")
+    assert appended.status_code == 400, appended.text
+    assert "null" in appended.json()["detail"], appended.text
     assert server_errors == []
 
 

@@ -134,6 +134,7 @@ def translate(exc: BaseException) -> APIError:
         or "schema error" in lowered
         or "schema mismatch" in lowered
         or "marked non-null" in lowered  # nulls sent for a non-nullable column
+        or "non-nullable but contains null" in lowered  # the same, said by Lance 14
     ):
         return SchemaMismatchError(detail)
     if (

@@ -11,11 +11,12 @@ import pyarrow as pa
 from lance.dataset import LanceDataset
 
 from nsframe._protocol.defaults import normalize_branch
+from nsframe._protocol.keys import key_columns, keyed_schema
 from nsframe.exceptions import SchemaMismatchError, TableAlreadyExistsError, TableNotFoundError
 from nsframe.server._storage.catalog import Catalog, TableRef, table_key
 from nsframe.server._storage.entries import Entry
 from nsframe.server._storage.errors import lance_errors
-from nsframe.server._storage.keys import KeyedBatches, keyed_schema
+from nsframe.server._storage.keys import KeyedBatches, declared_key
 
 # Compaction's default fragment size; a fragment with fewer rows counts as small.
 DEFAULT_TARGET_ROWS = 1024 * 1024
@@ -51,6 +52,10 @@ def write_batches(catalog: Catalog, ref: TableRef, stream: IncomingBatches, *, m
             check_insert_schema(stream.schema, existing.schema, label)
             if stream.is_empty():
                 return existing, 0
+        if mode == "overwrite" and primary_key is None and not key_columns(stream.schema):
+            # New rows, same table: it keeps its key (data that declares one replaces it).
+            kept = declared_key(existing)
+            primary_key = kept if kept and set(kept) <= set(stream.schema.names) else None
         target: str | LanceDataset = ref.uri if normalize_branch(branch) is None else existing
         ds = _write(catalog, stream, target, mode, label, primary_key)
     catalog.remember(ref, branch, ds)
