@@ -13,11 +13,13 @@ two over one ``s3://`` root (moto), clients spread over both servers.
 
 from __future__ import annotations
 
+import base64
 import uuid
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import lancedb
 import pyarrow as pa
@@ -107,8 +109,6 @@ def race_new_keys(apis: list[Api], table: str, rounds: int = ROUNDS) -> list[str
 
 
 def arrow_schema(api: Api, table: str) -> pa.Schema:
-    import base64
-
     encoded = api.describe(table)["arrow_schema"]
     return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(encoded)))
 
@@ -252,3 +252,26 @@ def test_keys_survive_quoting(apis: list[Api]) -> None:
                           headers={"Content-Type": "application/vnd.apache.arrow.stream"})
     assert merged.status_code == 200, merged.text
     assert merged.json()["num_updated_rows"] == 1
+
+
+def test_a_turn_left_by_a_server_that_is_gone_is_taken_over(
+        servers: list[ServerProcess], server_errors: list[str]) -> None:
+    """A server that died during a merge leaves its turn in the store: the next merge,
+    on any server, sees that its lease is gone and takes the next turn (no 503)."""
+    with Api(servers[0], server_errors) as api:
+        table = fresh_table(api)
+        assert api.create(table, one_row(0, "seed")).status_code == 200
+        location = Path(api.describe(table)["location"].removeprefix("file://"))
+        key = location.relative_to(Path(servers[0].root).resolve()).as_posix()
+        folder = Path(servers[0].root, "_nsframe", "turns", quote(f"{key}@", safe=""))
+        folder.mkdir(parents=True, exist_ok=True)
+        # The newest turn, in progress, of a server with no lease record.
+        (folder / f"{10**6:020d}.turn").write_text('{"server": "gone", "request": "r"}')
+        for n, server in enumerate(servers):
+            with Api(server, server_errors) as other:
+                merged = upsert(other, table, one_row(n + 1, "x"))
+                assert merged.status_code == 200, merged.text
+        assert sorted(labels_by_id(api, table)) == [0, 1, 2]
+        turns = sorted(p.name for p in folder.iterdir())
+        assert f"{10**6:020d}.done" in turns or f"{10**6:020d}.turn" not in turns, turns
+    assert server_errors == []
