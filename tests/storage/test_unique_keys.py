@@ -47,6 +47,17 @@ def s3_pair(s3: S3Endpoint, tmp_path_factory: pytest.TempPathFactory,
         yield started
 
 
+@pytest.fixture(scope="module")
+def ddb_pair(s3: S3Endpoint, tmp_path_factory: pytest.TempPathFactory,
+             code_under_test: Path) -> Iterator[tuple[list[ServerProcess], str]]:
+    """Two servers on an s3+ddb:// root (conditional creates through DynamoDB)."""
+    table = f"commits-{uuid.uuid4().hex[:8]}"
+    s3.create_commit_table(table)
+    root = s3.new_root("keys-ddb").replace("s3://", "s3+ddb://", 1) + f"?ddbTableName={table}"
+    with cluster(root, 2, tmp_path_factory.mktemp("keys-ddb-logs"), env=s3.env()) as started:
+        yield started, table
+
+
 @pytest.fixture(params=["local", "s3"])
 def fleet(request: pytest.FixtureRequest) -> Iterator[list[ServerProcess]]:
     """Two servers over one root: a local folder (the session's pair), or an s3:// prefix."""
@@ -275,3 +286,22 @@ def test_a_turn_left_by_a_server_that_is_gone_is_taken_over(
         turns = sorted(p.name for p in folder.iterdir())
         assert f"{10**6:020d}.done" in turns or f"{10**6:020d}.turn" not in turns, turns
     assert server_errors == []
+
+
+def test_merges_on_an_s3_ddb_root_leave_one_row_and_no_claims_behind(
+        ddb_pair: tuple[list[ServerProcess], str], s3: S3Endpoint) -> None:
+    """On an s3+ddb:// root, turns are claimed in DynamoDB: the races end with one row
+    per id, and the claims of finished turns are released, not kept one per merge."""
+    servers, commit_table = ddb_pair
+    server_errors: list[str] = []
+    apis = [Api(servers[n % len(servers)], server_errors) for n in range(WRITERS)]
+    keyless = fresh_table(apis[0])
+    assert apis[0].create(keyless, one_row(0, "seed")).status_code == 200
+    keyed = fresh_table(apis[0])
+    created = apis[0].upload(keyed, "create", one_row(0, "seed"), primary_key="id")
+    assert created.status_code == 200, created.text
+    problems = race_new_keys(apis, keyless, rounds=4) + race_new_keys(apis, keyed, rounds=4)
+    assert problems + server_errors == [], "\n".join(problems + server_errors)
+    items = s3.client("dynamodb").scan(TableName=commit_table)["Items"]
+    turns = [i["base_uri"]["S"] for i in items if "/_nsframe/turns/" in i["base_uri"]["S"]]
+    assert len(turns) <= 2, turns  # the newest turn (and its end), of 16 merges

@@ -74,8 +74,8 @@ def _take(objects: Objects, leases: Leases, folder: str, record: bytes) -> int |
     if max(later) > mine:
         _end(objects, folder, mine)  # an old listing: this turn is below the newest
         return None
-    objects.delete([_key(folder, n, kind) for n in sorted(turns | done) if n < mine
-                    for kind in ("turn", "done")])
+    objects.delete_claimed([_key(folder, n, kind) for n in sorted(turns | done) if n < mine
+                            for kind in ("turn", "done")])
     return mine
 
 
