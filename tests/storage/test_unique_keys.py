@@ -251,6 +251,31 @@ def test_lancedb_remote_client_merges_on_its_key(fleet: list[ServerProcess]) -> 
     assert sorted(held) == [1, 2, 3, 4]
 
 
+def test_lancedb_namespace_connection_merges_on_its_key(servers: list[ServerProcess]) -> None:
+    """LanceDB's namespace connection writes the dataset itself where the server says,
+    from the pyarrow schema it was given: the key is in it, and its concurrent merges
+    (Lance's own, in this process) leave one row per key."""
+    dbs = [lancedb.connect_namespace("rest", {"uri": s.url}) for s in servers]
+    ns = f"ln{uuid.uuid4().hex[:8]}"
+    with Api(servers[0]) as api:
+        assert api.create_namespace(ns).status_code == 200
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False, metadata={PK: "true"}),
+                        pa.field("label", pa.string())])
+    dbs[0].create_table("t", schema=schema, namespace_path=[ns])
+    tables = [dbs[n % len(dbs)].open_table("t", namespace_path=[ns]) for n in range(WRITERS)]
+    assert tables[1].schema.field("id").metadata == {PK.encode(): b"true"}
+
+    def merge(n: int, key: int) -> Any:
+        return (tables[n].merge_insert("id").when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(pa.table({"id": [key], "label": [f"w{n}"]}, schema=schema)))
+
+    for key in range(1, 5):
+        race([partial(merge, n, key) for n in range(WRITERS)])
+    held = dbs[1].open_table("t", namespace_path=[ns]).to_arrow().column("id").to_pylist()
+    assert sorted(held) == [1, 2, 3, 4]
+
+
 def test_keys_survive_quoting(apis: list[Api]) -> None:
     """A key column whose name needs quoting is declared and merged on like any other."""
     table = fresh_table(apis[0])
