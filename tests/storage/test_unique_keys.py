@@ -290,6 +290,30 @@ def test_keys_survive_quoting(apis: list[Api]) -> None:
     assert merged.json()["num_updated_rows"] == 1
 
 
+def turns_folder(server: ServerProcess, api: Api, table: str) -> Path:
+    """Where the merges into ``table`` (a local root) take their turns."""
+    location = Path(api.describe(table)["location"].removeprefix("file://"))
+    key = location.relative_to(Path(server.root).resolve()).as_posix()
+    return Path(server.root, "_nsframe", "turns", quote(f"{key}@", safe=""))
+
+
+def test_merges_that_only_update_take_no_turn(servers: list[ServerProcess],
+                                              server_errors: list[str]) -> None:
+    """Only inserts can repeat a key: a merge that only updates runs at once (concurrent
+    updates of one row conflict in Lance's commit), and still changes each row once."""
+    apis = [Api(servers[n % len(servers)], server_errors) for n in range(WRITERS)]
+    table = fresh_table(apis[0])
+    assert apis[0].create(table, one_row(1, "seed")).status_code == 200
+    answers = race([partial(api.upload, table, "merge_insert", one_row(1, f"w{n}"), on="id",
+                            when_matched_update_all="true") for n, api in enumerate(apis)])
+    assert [a.status_code for a in answers] == [200] * WRITERS, [a.text for a in answers]
+    assert [a.json()["num_updated_rows"] for a in answers] == [1] * WRITERS
+    labels = labels_by_id(apis[0], table)
+    assert list(labels) == [1] and len(labels[1]) == 1 and labels[1][0] != "seed"
+    assert not turns_folder(servers[0], apis[0], table).exists()
+    assert server_errors == []
+
+
 def test_a_turn_left_by_a_server_that_is_gone_is_taken_over(
         servers: list[ServerProcess], server_errors: list[str]) -> None:
     """A server that died during a merge leaves its turn in the store: the next merge,
@@ -297,9 +321,7 @@ def test_a_turn_left_by_a_server_that_is_gone_is_taken_over(
     with Api(servers[0], server_errors) as api:
         table = fresh_table(api)
         assert api.create(table, one_row(0, "seed")).status_code == 200
-        location = Path(api.describe(table)["location"].removeprefix("file://"))
-        key = location.relative_to(Path(servers[0].root).resolve()).as_posix()
-        folder = Path(servers[0].root, "_nsframe", "turns", quote(f"{key}@", safe=""))
+        folder = turns_folder(servers[0], api, table)
         folder.mkdir(parents=True, exist_ok=True)
         # The newest turn, in progress, of a server with no lease record.
         (folder / f"{10**6:020d}.turn").write_text('{"server": "gone", "request": "r"}')

@@ -11,7 +11,7 @@ columns and casts do), so that a crash's leftovers can be told from a write in p
 A merge insert never leaves two rows of one key, however many servers merge at once
 (docs/server.md, "Primary keys"): on a table that declares its primary key, a merge on
 that key is checked by Lance's commit, and a merge on other columns is refused; on a
-table without one, merges take turns (`turns.py`).
+table without one, merges that insert take turns (`turns.py`).
 """
 
 from __future__ import annotations
@@ -68,6 +68,10 @@ def merge_insert(catalog: Catalog, ref: TableRef, branch: str | None, ds: LanceD
     key = declared_key(ds)
     if key:
         return _merge(ds, replace(merge, on=_on_key(merge.on, key, label)), stream)
+    if not merge.insert_unmatched:
+        # Inserts are what snapshot isolation lets repeat; concurrent updates and deletes
+        # of one row conflict in Lance's commit, and the merge retries.
+        return _merge(ds, merge, stream)
     # One queue per data folder and branch (a renamed table keeps its folder).
     name = quote(f"{ref.key}@{normalize_branch(branch) or ''}", safe="")
     with turns.one_at_a_time(catalog.objects, catalog.leases, name, label):
