@@ -17,7 +17,7 @@ import os
 import re
 import warnings
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -30,6 +30,7 @@ from nsframe._models import Transaction
 from nsframe._namespace import Namespace, list_all
 from nsframe._protocol.defaults import API_KEY_ENV, DEFAULT_ROOT, TOKEN_ENV, URL_ENV
 from nsframe._protocol.ids import DEFAULT_DELIMITER, join_id, split_id
+from nsframe._protocol.keys import key_columns
 from nsframe._table import Table
 from nsframe.exceptions import AlreadyExistsError, NsframeError
 
@@ -237,13 +238,19 @@ class Connection:
 
     def create_table(self, ident: str, data: Any = None, schema: Any = None, *,
                      mode: str = "create", exist_ok: bool = False,
-                     properties: Mapping[str, str] | None = None) -> Table:
+                     properties: Mapping[str, str] | None = None,
+                     primary_key: str | Sequence[str] | None = None) -> Table:
         """Create a table from ``data`` and/or an Arrow ``schema``; return a handle on it.
 
         With neither, the table is only declared; the first insert creates it.
         As in LanceDB: ``mode="create"`` raises `TableAlreadyExistsError` if the table
         exists, unless ``exist_ok=True`` (then the existing table is returned, its rows
         unchanged); ``mode="overwrite"`` replaces its rows with ``data``.
+
+        ``primary_key`` (a column, or several) is the key merge_insert matches rows by:
+        concurrent merges on it never leave two rows of one key. It is kept in the schema
+        as Lance's ``lance-schema:unenforced-primary-key`` field metadata, which a
+        ``schema`` may carry instead; key columns are non-null.
 
         Example:
             >>> runs = conn.create_table("runs", pd.DataFrame({"id": [1, 2], "loss": [0.5, 0.25]}))
@@ -260,7 +267,9 @@ class Connection:
         wire_mode = wire_create_mode(mode, exist_ok)
         table = self.table(ident)
         check_dotted_id(self._client, ident, table)
-        body = _arrow_body(data, schema)
+        if primary_key is not None and data is None and schema is None:
+            raise ValueError("A primary key needs the table's columns: pass data or schema.")
+        body = _arrow_body(data, schema, primary_key, ident)
         if body is None:
             try:
                 self._client.declare_table(table.id, properties=properties)
@@ -347,11 +356,12 @@ class Connection:
         return sorted(list_all(lambda t: self._client.list_database_tables(page_token=t),
                                "tables"))
 
-    def create_database_table(self, ident: str, data: Any = None,
-                              schema: Any = None) -> Table:
+    def create_database_table(self, ident: str, data: Any = None, schema: Any = None, *,
+                              primary_key: str | Sequence[str] | None = None) -> Table:
         """Create a table through the extended deployment's ``POST /v1/tables/<name>``,
         from ``data`` and/or an Arrow ``schema``; with neither the request has no body,
-        which (on nsframe's server) only declares the table.
+        which (on nsframe's server) only declares the table. ``primary_key`` as in
+        `create_table`.
 
         Example:
             >>> conn.create_database_table("events", {"id": [1, 2]}).count_rows()
@@ -360,7 +370,8 @@ class Connection:
             ['events', 'items']
         """
         table = self.table(ident)
-        self._client.create_database_table(table.id, _arrow_body(data, schema))
+        self._client.create_database_table(table.id,
+                                           _arrow_body(data, schema, primary_key, ident))
         return table
 
     def transaction(self, transaction_id: str) -> Transaction:
@@ -478,18 +489,24 @@ def _serve_in_thread() -> Any:
     return serve_in_thread
 
 
-def _arrow_body(data: Any, schema: Any) -> Iterator[bytes] | None:
+def _arrow_body(data: Any, schema: Any, primary_key: str | Sequence[str] | None = None,
+                label: str = "") -> Iterator[bytes] | None:
     """A create request's body: ``data`` (or an empty table of ``schema``) as an Arrow
-    IPC stream, or None when there is neither (a request with no body)."""
+    IPC stream, or None when there is neither (a request with no body). The stream's
+    schema declares ``primary_key``, or the key ``schema``'s field metadata declares."""
     if data is None and schema is None:
         return None
-    if data is None:
-        import pyarrow as pa
+    import pyarrow as pa
 
-        reader = pa.RecordBatchReader.from_batches(schema, [])
+    if data is None:
+        source = _frames.Source(schema, iter(()))
     else:
         reader = _frames.to_reader(data, schema)
-    return _frames.ipc_stream_chunks(reader)
+        source = _frames.Source(reader.schema, iter(reader))
+    if primary_key is None and isinstance(schema, pa.Schema):
+        # to_reader keeps the data's own field metadata: the schema's key counts too.
+        primary_key = key_columns(schema) or None
+    return _frames.ipc_stream_chunks(source.with_key(primary_key, label).reader())
 
 
 def connect(

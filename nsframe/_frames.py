@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pyarrow as pa
 
 from nsframe._protocol.ipc import PieceSink
+from nsframe._protocol.keys import keyed_batches, keyed_schema
 from nsframe._vectors import (
     VectorPlan,
     check_named,
@@ -242,6 +243,15 @@ class Source:
 
     def reader(self) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(self.schema, self.batches)
+
+    def with_key(self, primary_key: str | Sequence[str] | None, label: str) -> Source:
+        """This source with its primary key declared in the schema (`_protocol.keys`):
+        ``primary_key``, else the one its schema already declares, if any."""
+        schema = keyed_schema(self.schema, primary_key, label)
+        if schema is self.schema:
+            return self
+        return Source(schema, keyed_batches(self.batches, schema), nbytes=self.nbytes,
+                      num_rows=self.num_rows)
 
 
 def to_source(data: Any, *, vector_columns: Mapping[str, int] | None = None) -> Source:

@@ -38,6 +38,7 @@ from nsframe._models import (
 )
 from nsframe._protocol.defaults import MAIN_BRANCH, normalize_branch
 from nsframe._protocol.ids import join_id, split_id
+from nsframe._protocol.keys import key_columns
 from nsframe._protocol.schema_json import schema_from_base64, schema_from_json
 from nsframe._query import Query, new_query
 from nsframe._refs import Branches, Tags
@@ -242,6 +243,12 @@ class Table(TableChanges):
         """
         return _schema_of(self._client.describe_table(
             self.id, version=self._ref.version, branch=self._ref.branch))
+
+    @property
+    def primary_key(self) -> list[str]:
+        """The columns of the table's primary key, in key order (empty when it declares
+        none): the key merge_insert matches rows by, safely under concurrent merges."""
+        return key_columns(self.schema)
 
     @property
     def location(self) -> str | None:
@@ -492,11 +499,15 @@ class Table(TableChanges):
     add = insert
 
     def _upload(self, data: Any, *, mode: str, create: str | None, chunk_size: int,
-                progress: ProgressArg, vector_columns: Mapping[str, int] | None) -> WriteResult:
-        # Shared by insert and the DataFrame accessors (``create`` is a create mode).
+                progress: ProgressArg, vector_columns: Mapping[str, int] | None,
+                primary_key: str | Sequence[str] | None = None) -> WriteResult:
+        # Shared by insert and the DataFrame accessors (``create`` is a create mode, which
+        # declares ``primary_key``).
         self._writable("insert into")
         arrow_input = isinstance(data, (pa.Table, pa.RecordBatch, pa.RecordBatchReader))
         source = _frames.to_source(data, vector_columns=vector_columns)
+        if create is not None:
+            source = source.with_key(primary_key, self.id)
         if not arrow_input and mode == "append" and create is None:
             source = self._conform(source)
         return upload(self._client, self.id, source, mode=mode, create=create,

@@ -86,7 +86,8 @@ class FrameAccessor:
                  branch: str | None = None, conn: Connection | None = None,
                  chunk_size: int = DEFAULT_CHUNK_BYTES, progress: ProgressArg = None,
                  vector_columns: Mapping[str, int] | None = None,
-                 if_exists: str | None = None) -> Table:
+                 if_exists: str | None = None,
+                 primary_key: str | Sequence[str] | None = None) -> Table:
         """Write the frame as a table, creating it when needed; returns the table.
 
         ``mode`` (the words of LanceDB's ``create_table`` and ``add``): ``"create"``
@@ -126,7 +127,7 @@ class FrameAccessor:
             return tbl
         try:
             tbl._upload(self._frame, mode="overwrite", create=mode if mode == "overwrite"
-                        else "create", **options)
+                        else "create", primary_key=primary_key, **options)
         except TableAlreadyExistsError as exc:
             raise exc.reword(
                 f"Table {tbl.id!r} already exists: pass mode='append' to add these rows to "

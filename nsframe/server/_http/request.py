@@ -167,3 +167,22 @@ def whole_condition(predicate: str, what: str = "predicate") -> str:
             "parentheses."
         )
     return f"({predicate}\n)" if "--" in predicate else f"({predicate})"
+
+
+def column_names(request: Request, parameter: str, given: str | None) -> list[str]:
+    """The columns a query parameter lists (``?on=id``, ``?primary_key=a,b``): repeated
+    parameters, each possibly a comma-separated list (a comma inside a backtick-quoted
+    segment belongs to the name); ``given`` when the query string has none."""
+    names: list[str] = []
+    for text in request.query_params.getlist(parameter) or [given or ""]:
+        current, quoted = "", False
+        for char in text:
+            if char == "`":
+                quoted = not quoted
+            if char == "," and not quoted:
+                names.append(current.strip())
+                current = ""
+            else:
+                current += char
+        names.append(current.strip())
+    return [name for name in names if name]

@@ -26,8 +26,11 @@ class CreateTableRequest(Envelope, kw_only=True):
     mode: CreateMode = CreateMode.default()
     # A JSON object of strings, as the query parameter's text.
     properties: dict[str, str] | None = None
+    # nsframe's: the key column(s), repeated or comma-separated, as merge_insert's `on`
+    # (upstream has no member: its clients send the key as Arrow field metadata).
+    primary_key: str | None = None
 
-    QUERY = ("mode", "properties")
+    QUERY = ("mode", "properties", "primary_key")
 
 
 class InsertRequest(Envelope, kw_only=True):

@@ -17,7 +17,7 @@ from nsframe._protocol.schema_json import type_from_json
 from nsframe.exceptions import BranchNotFoundError, InvalidInputError
 from nsframe.server._http.arrow import arrow_body
 from nsframe.server._http.handler import Call
-from nsframe.server._http.request import read_body, whole_condition
+from nsframe.server._http.request import column_names, read_body, whole_condition
 from nsframe.server._models.changes import (
     AddColumnsRequest,
     AlterColumnsRequest,
@@ -26,18 +26,16 @@ from nsframe.server._models.changes import (
     SchemaMetadataRequest,
     UpdateRequest,
 )
-from nsframe.server._search.fieldpath import resolve
+from nsframe.server._search.fieldpath import ResolvedField, resolve
 from nsframe.server._storage import changes
 from nsframe.server._storage.catalog import TableRef
-from nsframe.server._storage.writes import first_insert
+from nsframe.server._storage.writes import IncomingBatches, first_insert
 
 
 # ---------------------------------------------------------------------------- rows
 def merge_insert(call: Call[MergeInsertRequest]) -> dict[str, Any]:
     args = call.args
     ref = call.catalog.require_table(call.id, allow_declared=True)
-    if ref.state == "declared":
-        return _merge_into_declared(call, ref)
     merge = changes.Merge(
         on=_keys(call),
         update_matched=args.when_matched_update_all,
@@ -46,42 +44,52 @@ def merge_insert(call: Call[MergeInsertRequest]) -> dict[str, Any]:
         delete_unmatched_target=args.when_not_matched_by_source_delete,
         delete_unmatched_target_if=_condition(args.when_not_matched_by_source_delete_filt),
     )
-    with arrow_body(call.request) as stream, \
-            changes.changing(call.catalog, ref, args.branch, "The merge failed") as ds:
-        merge = replace(merge, on=[resolve(ds.schema, k, "on").path for k in merge.on])
-        stats = changes.merge_insert(ds, merge, stream, call.label)
+    if ref.state == "declared":
+        return _merge_into_declared(call, ref, merge)
+    with arrow_body(call.request) as stream:
+        ds, stats = _merge(call, ref, args.branch, merge, stream)
     return {"version": ds.version, **stats}
 
 
-def _merge_into_declared(call: Call[MergeInsertRequest], ref: TableRef) -> dict[str, Any]:
-    """Upstream: a merge into a declared table creates it with the data."""
+def _merge(call: Call[MergeInsertRequest], ref: TableRef, branch: str | None,
+           merge: changes.Merge, stream: IncomingBatches) -> tuple[LanceDataset, dict[str, int]]:
+    with changes.changing(call.catalog, ref, branch, "The merge failed") as ds:
+        merge = replace(merge, on=[_column(resolve(ds.schema, k, "on")) for k in merge.on])
+        stats = changes.merge_insert(call.catalog, ref, branch, ds, merge, stream, call.label)
+    return ds, stats
+
+
+def _merge_into_declared(call: Call[MergeInsertRequest], ref: TableRef,
+                         merge: changes.Merge) -> dict[str, Any]:
+    """Upstream: a merge into a declared table creates it with the data. Of concurrent
+    first merges one creates it, and the others merge into what it created."""
     if normalize_branch(call.args.branch) is not None:
         raise BranchNotFoundError(
             f"Table {call.label!r} is only declared, so it has no branch "
             f"{call.args.branch!r}: merge into the main branch first."
         )
+    merged: dict[str, int] = {}
+
+    def into_winner(winner: TableRef, rows: IncomingBatches) -> LanceDataset:
+        ds, stats = _merge(call, winner, None, merge, rows)
+        merged.update(stats)
+        return ds
+
     with arrow_body(call.request) as stream:
-        ds, rows = first_insert(call.catalog, ref, stream, label=call.label)
+        ds, rows = first_insert(call.catalog, ref, stream, label=call.label,
+                                combine=into_winner)
     return {"version": ds.version, "num_inserted_rows": rows, "num_updated_rows": 0,
-            "num_deleted_rows": 0}
+            "num_deleted_rows": 0, **merged}
+
+
+def _column(found: ResolvedField) -> str:
+    """What Lance's merge takes: a top-level column by its name, unquoted."""
+    return found.segments[0] if len(found.segments) == 1 else found.path
 
 
 def _keys(call: Call[MergeInsertRequest]) -> list[str]:
-    """The ``on`` columns: repeated parameters, each possibly a comma-separated list
-    (a comma inside a backtick-quoted segment belongs to the name)."""
-    keys: list[str] = []
-    for text in call.request.query_params.getlist("on") or [call.args.on or ""]:
-        current, quoted = "", False
-        for char in text:
-            if char == "`":
-                quoted = not quoted
-            if char == "," and not quoted:
-                keys.append(current.strip())
-                current = ""
-            else:
-                current += char
-        keys.append(current.strip())
-    found = [k for k in keys if k]
+    """The ``on`` columns."""
+    found = column_names(call.request, "on", call.args.on)
     if not found:
         raise InvalidInputError("The query parameter 'on' names no column: give ?on=id.")
     return found

@@ -15,6 +15,7 @@ from nsframe.exceptions import InvalidInputError, TableAlreadyExistsError
 from nsframe.server._http.arrow import arrow_body
 from nsframe.server._http.handler import Call
 from nsframe.server._http.ids import parse_id
+from nsframe.server._http.request import column_names
 from nsframe.server._http.validation import Envelope
 from nsframe.server._storage.writes import create_table
 
@@ -52,6 +53,8 @@ def create_database_table(call: Call[Envelope]) -> dict[str, Any]:
         raise exists
     with arrow_body(call.request) as stream:
         ds, rows = create_table(catalog, call.id, stream, label=call.label,
-                                previous=checked, properties={})
+                                previous=checked, properties={},
+                                primary_key=column_names(call.request, "primary_key", None)
+                                or None)
     return {"table": call.label, "version": ds.version, "num_inserted_rows": rows,
             "is_only_declared": False}

@@ -24,7 +24,7 @@ from nsframe.server._http.capacity import Work
 from nsframe.server._http.fields import shown
 from nsframe.server._http.handler import Call
 from nsframe.server._http.pagination import PageRequest, paginate
-from nsframe.server._http.request import whole_condition
+from nsframe.server._http.request import column_names, whole_condition
 from nsframe.server._http.validation import Envelope
 from nsframe.server._models.tables import (
     CountRowsRequest,
@@ -50,6 +50,7 @@ from nsframe.server._storage.writes import (
 # ----------------------------------------------------------------------- writing
 def create_table(call: Call[CreateTableRequest]) -> dict[str, Any]:
     mode, properties = call.args.mode, call.args.properties
+    key = column_names(call.request, "primary_key", call.args.primary_key) or None
     catalog = call.catalog
     catalog.table_folder(call.id, for_child=True)  # 404 before reading the body
     checked, current = catalog.lookup_table(call.id)
@@ -67,7 +68,7 @@ def create_table(call: Call[CreateTableRequest]) -> dict[str, Any]:
                     "properties": catalog.table_properties(current)}
         with arrow_body(call.request) as stream:
             ds, rows = write_batches(catalog, current, stream, mode="overwrite",
-                                     label=call.label)
+                                     label=call.label, primary_key=key)
         if properties is not None:
             catalog.set_table_properties(current, properties)
         return {"version": ds.version, "num_inserted_rows": rows, "location": current.uri,
@@ -77,7 +78,7 @@ def create_table(call: Call[CreateTableRequest]) -> dict[str, Any]:
         properties = catalog.table_properties(current) if current is not None else {}
     with arrow_body(call.request) as stream:
         ds, rows = create_new_table(catalog, call.id, stream, label=call.label,
-                                    previous=checked, properties=properties)
+                                    previous=checked, properties=properties, primary_key=key)
     return {"version": ds.version, "num_inserted_rows": rows,
             "location": catalog.require_table(call.id).uri, "properties": properties}
 

@@ -5,7 +5,7 @@ Layout under the root (see docs/storage.md)::
     _catalog/<ns uid>/ns/<name>/<gen>.<state>.<uid>.json   child namespaces of <ns uid>
     _catalog/<ns uid>/t/<name>/<gen>.<state>.<uid>.json    tables of <ns uid>
     tables/<uid>.lance/                                    one table incarnation (Lance)
-    _nsframe/                                              live servers, writes in flight
+    _nsframe/                                              servers, writes in flight, merge turns
 
 Every entry is a generation log (`entries`), changed only by create-if-absent writes,
 so the contract's rules hold with any number of server processes on one root. Two

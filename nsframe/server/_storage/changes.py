@@ -7,6 +7,11 @@ conditional commit, so concurrent writers never lose each other's work. Every on
 inside `leases.writing`, as writes that add data files must (merge, update, computed
 columns and casts do), so that a crash's leftovers can be told from a write in progress
 (docs/storage.md).
+
+A merge insert never leaves two rows of one key, however many servers merge at once
+(docs/server.md, "Primary keys"): on a table that declares its primary key, a merge on
+that key is checked by Lance's commit, and a merge on other columns is refused; on a
+table without one, merges that insert take turns (`merge_turns.py`).
 """
 
 from __future__ import annotations
@@ -14,19 +19,22 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from urllib.parse import quote
 
 import pyarrow as pa
 from lance.dataset import LanceDataset
 
+from nsframe._protocol.defaults import normalize_branch
 from nsframe.exceptions import (
     ConcurrentModificationError,
     InvalidInputError,
     SchemaMismatchError,
 )
-from nsframe.server._storage import turns
+from nsframe.server._storage import merge_turns, turns
 from nsframe.server._storage.catalog import Catalog, TableRef
 from nsframe.server._storage.errors import lance_errors
+from nsframe.server._storage.keys import declared_key
 from nsframe.server._storage.writes import IncomingBatches, _dropped_meanwhile
 
 
@@ -76,12 +84,41 @@ class Merge:
     delete_unmatched_target_if: str | None = None
 
 
-def merge_insert(ds: LanceDataset, merge: Merge, stream: IncomingBatches,
-                 label: str) -> dict[str, int]:
-    """Merge ``stream`` into ``ds`` by the key columns; the rows inserted, updated and
-    deleted. Source columns must be table columns of the same type; a source may leave
-    out columns (matched rows keep their values there, inserted rows get nulls)."""
+def merge_insert(catalog: Catalog, ref: TableRef, branch: str | None, ds: LanceDataset,
+                 merge: Merge, stream: IncomingBatches, label: str) -> dict[str, int]:
+    """Merge ``stream`` into ``ds`` (the latest known version of ``branch`` of ``ref``,
+    from `changing`) by the ``on`` columns; the rows inserted, updated and deleted.
+    Source columns must be table columns of the same type; a source may leave out
+    columns (matched rows keep their values there, inserted rows get nulls)."""
     _check_source(stream.schema, ds.schema, merge.on, label)
+    key = declared_key(ds)
+    if key:
+        return _merge(ds, replace(merge, on=_on_key(merge.on, key, label)), stream)
+    if not merge.insert_unmatched:
+        # Inserts are what snapshot isolation lets repeat; concurrent updates and deletes
+        # of one row conflict in Lance's commit, and the merge retries.
+        return _merge(ds, merge, stream)
+    # One queue per data folder and branch (a renamed table keeps its folder).
+    name = quote(f"{ref.key}@{normalize_branch(branch) or ''}", safe="")
+    with merge_turns.one_at_a_time(catalog.objects, catalog.leases, name, label):
+        # In place: the caller answers ds.version. (pylance leaves it untyped.)
+        ds.checkout_latest()  # type: ignore[no-untyped-call]
+        return _merge(ds, merge, stream)
+
+
+def _on_key(on: list[str], key: list[str], label: str) -> list[str]:
+    """``on`` in the key's order; a merge on other columns is refused, as it could insert
+    a second row of a key (and Lance checks concurrent merges only on the key)."""
+    if sorted(on) == sorted(key):
+        return key
+    named = ", ".join(map(repr, key))
+    raise InvalidInputError(
+        f"Table {label!r} has the primary key {named}: merge on it (on={','.join(key)}). A "
+        f"merge on {', '.join(map(repr, on))} could insert a second row of a key."
+    )
+
+
+def _merge(ds: LanceDataset, merge: Merge, stream: IncomingBatches) -> dict[str, int]:
     builder = ds.merge_insert(merge.on)
     if merge.update_matched or merge.update_matched_if:
         builder = builder.when_matched_update_all(merge.update_matched_if)

@@ -61,3 +61,16 @@ class DynamoClaims:
                                       ConsistentRead=True)
         item = found.get("Item")
         return bytes(item["body"]["B"]) if item and "body" in item else None
+
+    def release(self, keys: list[str]) -> None:
+        """Forget the claims of ``keys`` (objects deleted for good), so that the table
+        does not keep one item per short-lived key forever."""
+        for start in range(0, len(keys), 25):  # BatchWriteItem takes 25 at a time
+            requests = [{"DeleteRequest": {"Key": self._key(key)}}
+                        for key in keys[start:start + 25]]
+            pending: dict[str, Any] = {self.table: requests}
+            for _ in range(5):
+                answer = self._client.batch_write_item(RequestItems=pending)
+                pending = answer.get("UnprocessedItems") or {}
+                if not pending:
+                    break

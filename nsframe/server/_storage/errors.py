@@ -141,6 +141,15 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
         return ConcurrentModificationError(
             f"Another write to this table committed first ({detail}): retry the request."
         )
+    if "too many concurrent writers" in lowered:
+        # A merge on the key lost Lance's commit race more often than it retries: busy.
+        return ServiceUnavailableError(
+            "Too many writes to this table at once; nothing was changed: retry shortly.",
+            headers={"Retry-After": "1"},
+        )
+    if "primary key column" in lowered:
+        # Lance's rules for key fields ("must not be nullable", "must be a leaf").
+        return InvalidInputError(f"The primary key is not valid: {detail}")
     if isinstance(exc, OSError) and _TRANSIENT.search(lowered):
         log.warning("storage did not answer in time: %s", detail)
         # The store is overloaded or out of reach for a moment: nothing was committed.
@@ -193,6 +202,7 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
         or "schema error" in lowered
         or "schema mismatch" in lowered
         or "marked non-null" in lowered  # nulls sent for a non-nullable column
+        or "non-nullable but contains null" in lowered  # the same, said by Lance 14
     ):
         return SchemaMismatchError(detail)
     if (

@@ -140,6 +140,13 @@ class Objects:
         with contextlib.suppress(FileNotFoundError):
             obstore.delete(self.store, keys)
 
+    def delete_claimed(self, keys: list[str]) -> None:
+        """Delete objects made by `put_if_absent`, with their claims on an ``s3+ddb``
+        root: a later `put_if_absent` of one of them can succeed again."""
+        self.delete(keys)
+        if self.claims is not None and keys:
+            self.claims.release(keys)
+
     def delete_folder(self, prefix: str) -> int:
         """Delete every object below ``prefix``; returns how many there were."""
         keys = [o.key for o in self.walk(prefix)]

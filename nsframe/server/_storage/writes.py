@@ -11,10 +11,12 @@ import pyarrow as pa
 from lance.dataset import LanceDataset
 
 from nsframe._protocol.defaults import normalize_branch
+from nsframe._protocol.keys import key_columns, keyed_schema
 from nsframe.exceptions import SchemaMismatchError, TableAlreadyExistsError, TableNotFoundError
 from nsframe.server._storage.catalog import Catalog, TableRef, table_key
 from nsframe.server._storage.entries import Entry
 from nsframe.server._storage.errors import lance_errors
+from nsframe.server._storage.keys import KeyedBatches, declared_key
 
 # Compaction's default fragment size; a fragment with fewer rows counts as small.
 DEFAULT_TARGET_ROWS = 1024 * 1024
@@ -36,9 +38,11 @@ class IncomingBatches(Protocol):
 
 
 def write_batches(catalog: Catalog, ref: TableRef, stream: IncomingBatches, *, mode: str,
-                  label: str, branch: str | None = None) -> tuple[LanceDataset, int]:
+                  label: str, branch: str | None = None,
+                  primary_key: list[str] | None = None) -> tuple[LanceDataset, int]:
     """Append ``stream`` to the created table ``ref``, or overwrite it with ``stream``
-    (``mode`` "append" or "overwrite"); returns the new dataset and the rows written.
+    (``mode`` "append" or "overwrite", which may declare a ``primary_key``); returns the
+    new dataset and the rows written.
 
     Nothing is committed unless the whole stream was read and written.
     """
@@ -50,16 +54,21 @@ def write_batches(catalog: Catalog, ref: TableRef, stream: IncomingBatches, *, m
             check_insert_schema(stream.schema, existing.schema, label)
             if stream.is_empty():
                 return existing, 0
+        if mode == "overwrite" and primary_key is None and not key_columns(stream.schema):
+            # New rows, same table: it keeps its key (data that declares one replaces it).
+            kept = declared_key(existing)
+            primary_key = kept if kept and set(kept) <= set(stream.schema.names) else None
         target: str | LanceDataset = ref.uri if normalize_branch(branch) is None else existing
-        ds = _write(catalog, stream, target, mode, label)
+        ds = _write(catalog, stream, target, mode, label, primary_key)
     catalog.remember(ref, branch, ds)
     return ds, stream.num_rows
 
 
 def create_table(catalog: Catalog, parts: list[str], stream: IncomingBatches, *,
-                 label: str, previous: Entry | None,
-                 properties: dict[str, str]) -> tuple[LanceDataset, int]:
-    """Create table ``parts`` with ``stream`` as its first version.
+                 label: str, previous: Entry | None, properties: dict[str, str],
+                 primary_key: list[str] | None = None) -> tuple[LanceDataset, int]:
+    """Create table ``parts`` with ``stream`` as its first version, its key
+    ``primary_key`` (or the one the stream's field metadata declares, if any).
 
     The data goes to a data folder of its own, which one conditional catalog write then
     files under the table's name: of two concurrent creates exactly one is filed, and
@@ -67,7 +76,8 @@ def create_table(catalog: Catalog, parts: list[str], stream: IncomingBatches, *,
     """
     uid = catalog.new_table_uid(parts[-1])
     with catalog.leases.writing(table_key(uid)), _unless_filed(catalog, uid) as filed:
-        ds = _write(catalog, stream, catalog.objects.uri(table_key(uid)), "create", label)
+        ds = _write(catalog, stream, catalog.objects.uri(table_key(uid)), "create", label,
+                    primary_key)
         ref = catalog.commit_created(parts, previous, uid, properties)
         if ref is None:
             raise TableAlreadyExistsError(
@@ -79,12 +89,18 @@ def create_table(catalog: Catalog, parts: list[str], stream: IncomingBatches, *,
     return ds, stream.num_rows
 
 
+# Puts rows into the table another request created first: a merge, where append would
+# repeat the keys of a concurrent first merge.
+Combine = Callable[[TableRef, IncomingBatches], LanceDataset]
+
+
 def first_insert(catalog: Catalog, declared: TableRef, stream: IncomingBatches, *,
-                 label: str) -> tuple[LanceDataset, int]:
+                 label: str, combine: Combine | None = None) -> tuple[LanceDataset, int]:
     """spec/SEED_SPEC.md: an insert into a declared table creates it with the data.
 
     Written as a create; when another first insert was filed first, these rows are
-    appended to the table it created, so both acknowledged inserts are kept.
+    appended to the table it created (or given to ``combine``), so both acknowledged
+    inserts are kept.
     """
     uid = catalog.new_table_uid(declared.name)
     properties = catalog.table_properties(declared)
@@ -96,6 +112,8 @@ def first_insert(catalog: Catalog, declared: TableRef, stream: IncomingBatches, 
             catalog.remember(ref, None, ours)
             return ours, stream.num_rows
         winner = catalog.require_table(declared.id)
+        if combine is not None:
+            return combine(winner, _Rows(ours)), stream.num_rows
         with catalog.leases.writing(winner.key), _dropped_meanwhile(catalog, winner):
             ds = _write(catalog, _Rows(ours), winner.uri, "append", label)
     catalog.remember(winner, None, ds)
@@ -103,8 +121,12 @@ def first_insert(catalog: Catalog, declared: TableRef, stream: IncomingBatches, 
 
 
 def _write(catalog: Catalog, stream: IncomingBatches, target: str | LanceDataset, mode: str,
-           label: str) -> LanceDataset:
+           label: str, primary_key: list[str] | None = None) -> LanceDataset:
     with lance_errors(f"Writing to table {label!r} failed"):
+        if mode != "append":  # the write that sets the schema declares its key
+            keyed = keyed_schema(stream.schema, primary_key, label)
+            if keyed is not stream.schema:
+                stream = KeyedBatches(stream, keyed)
         try:
             return lance.write_dataset(stream.reader(), target, mode=mode,
                                        session=catalog.session,
