@@ -247,7 +247,14 @@ class Table(TableChanges):
     @property
     def primary_key(self) -> list[str]:
         """The columns of the table's primary key, in key order (empty when it declares
-        none): the key merge_insert matches rows by, safely under concurrent merges."""
+        none): the key merge_insert matches rows by, safely under concurrent merges.
+
+        Example:
+            >>> tbl.primary_key
+            []
+            >>> conn.create_table("keyed", {"id": [1, 2]}, primary_key="id").primary_key
+            ['id']
+        """
         return key_columns(self.schema)
 
     @property
