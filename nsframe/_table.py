@@ -673,7 +673,7 @@ class Table(TableChanges):
     list_versions = versions
 
     def history(self) -> pd.DataFrame:
-        """The versions as a pandas DataFrame: version, timestamp, operation, rows, tags
+        """The versions as a pandas DataFrame: version, timestamp, operation, details, rows, tags
         (as deltalake's ``history()``, oldest first).
 
         Example:
