@@ -15,11 +15,15 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Limits:
-    # A SQL condition (filter, predicate, alias expression): Lance's parser takes time
-    # exponential in the nesting of `NOT (` (0.8 s at 34 levels, minutes past 38) and
-    # linear in the length, and cannot be interrupted. Both are checked before it runs.
+    # Every SQL expression (filter, predicate, projection, update value, new column,
+    # merge condition; `_http.expressions`): Lance's parser takes time exponential in the
+    # nesting of `NOT (` (0.8 s at 34 levels, minutes past 38), its time grows with the
+    # square of a flat chain's length and its stack overflows (SIGSEGV) at a few thousand
+    # operators; it cannot be interrupted. All four are checked before it runs.
     max_predicate_bytes: int = 256 * 1024
     max_predicate_depth: int = 32
+    max_expression_operators: int = 256
+    max_expression_terms: int = 100_000
     # Seconds a query, count or scan may run; then it stops with a 400 naming this limit.
     query_timeout: float = 60.0
     # A search's k + offset (vector, full text, hybrid; a batch search counts every query

@@ -27,6 +27,7 @@ from nsframe._protocol.ids import join_id
 from nsframe._protocol.routes import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.capacity import Capacity, HeldResponse, Weight, Work
+from nsframe.server._http.expressions import check_expressions
 from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
 from nsframe.server._http.media import Body, check_media_type
 from nsframe.server._http.request import limits_of, read_body
@@ -168,6 +169,7 @@ def endpoint(handler: Handler, model: type[Envelope], *, json_body: bool = True,
         raw = await read_body(request) if json_body else b""
         args = decode(model, raw, request.query_params)
         limits = limits_of(request)
+        check_expressions(args, limits)
         args.check_limits(limits)
         check_body_id(args.id, ident, delimiter)
         # The lanes share one server among remote clients; the embedded client's own
