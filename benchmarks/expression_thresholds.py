@@ -1,21 +1,23 @@
 """Where Lance's SQL parser and planner run out of stack: chains of N terms per operator.
 
-Lance (sqlparser + DataFusion) builds and walks expression trees recursively, so a flat
-chain ``id+id+...`` of a few thousand terms ends the process with SIGSEGV. Each probe
-therefore runs in a child process: it writes a 100-row table, calls one pylance entry
-point (the *site*) with an expression of N terms of one operator kind (the *kind*), and
-reports "ok", "error" (Lance refused it: a 400 for nsframe) or the signal that killed it.
-N grows by doubling until the child dies (or takes longer than ``--timeout``), then a
-bisection finds the threshold. By default the call runs in a worker thread, as the
-server's handlers do; ``--main-thread`` runs it on the main thread instead.
+Lance (sqlparser + DataFusion) builds and walks expression trees recursively, so a chain
+``x = x = ...`` or ``'a'||'a'||...`` of some hundreds of terms ends the process with
+SIGSEGV. Each probe therefore runs in a child process: it writes a 100-row table, calls
+one pylance entry point (the *site*: ``scanner_count`` is the server's count_rows) with
+an expression of N terms of one operator kind (the *kind*), and reports "ok", "error"
+(Lance refused it: a 400 for nsframe), "timeout" (with the child's stacks) or the signal
+that killed it. The sizes of ``--ladder`` are tried in turn up to the first failure;
+``--bisect`` then narrows it down. The call runs in a worker thread, as the server's
+handlers do; ``--main-thread`` runs it on the main thread instead.
 
-    .venv/bin/python benchmarks/expression_thresholds.py                  # every kind, count_rows
-    .venv/bin/python benchmarks/expression_thresholds.py --sites all --kinds plus,or
-    .venv/bin/python benchmarks/expression_thresholds.py --in-list 1000,10000,100000
+    .venv/bin/python benchmarks/expression_thresholds.py --sites scanner_count
+    .venv/bin/python benchmarks/expression_thresholds.py --kinds eq,concat_literal \\
+        --sites all --ladder 300,700,1000 --bisect
+    .venv/bin/python benchmarks/expression_thresholds.py --kinds or --in-list 1000,37000
 
-Prints one row per (kind, site): the largest N that passed, the smallest that crashed,
-and the seconds the largest passing probe took; and the seconds for IN lists of the
-sizes asked. docs/server.md ("Expression limits") records a run.
+Prints one row per (kind, site) with the seconds (or the failure) at each size, and the
+seconds for IN lists of the sizes asked. docs/server.md ("Expression limits") records
+the runs the defaults are based on.
 """
 
 from __future__ import annotations

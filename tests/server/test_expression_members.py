@@ -15,6 +15,7 @@ import msgspec
 import msgspec.inspect as mi
 import pytest
 
+from nsframe._protocol.sql import measure
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.expressions import Sql, check_expressions, sql_paths
 from nsframe.server._limits import Limits
@@ -110,3 +111,23 @@ def test_the_walk_finds_nested_members() -> None:
         with pytest.raises(InvalidInputError, match=rf"expression at {re.escape(path)} "):
             check_expressions(model, limits)
     check_expressions(Model(shapes=["a + b + c + d"], pairs=[["a", "b + c"]]), limits)
+
+
+@pytest.mark.parametrize(("sql", "terms", "operators", "chain"), [
+    ("id = 1", 2, 1, 1),
+    ("id+id+id+id", 4, 3, 3),
+    ("'a'||'a'||'a'", 3, 2, 2),
+    ("id = 1 OR id = 2 OR id = 3", 6, 5, 1),  # OR ends each chain
+    ("(a = 1 AND b = 2) OR (a = 3 AND b = 4)", 8, 9, 2),
+    ("id IN (1, 2, 3, 4)", 5, 2, 2),  # each value a term, the list one operator
+    ("(x+x)+(x+x)+(x+x)", 6, 8, 4),  # a group adds its own chain plus one
+    ("abs(abs(abs(x)))", 4, 3, 3),  # the names of the calls are terms too
+    ("f(a+a+a, b+b)", 6, 4, 3),  # a comma ends a chain
+    ("- - - x", 1, 3, 3),
+    ("NOT NOT x", 1, 2, 2),
+    ("s = '+ + + ( ('  -- a + b + c", 2, 1, 1),  # quoted text and comments are not SQL
+])
+def test_measure_counts_terms_operators_and_chains(sql: str, terms: int, operators: int,
+                                                   chain: int) -> None:
+    shape = measure(sql)
+    assert (shape.terms, shape.operators, shape.chain) == (terms, operators, chain)

@@ -1,8 +1,8 @@
 """Every SQL expression a request carries is measured here, once, before Lance sees it.
 
 Lance's parser and planner (sqlparser + DataFusion) recurse over an expression's tree and
-cannot be interrupted: a flat chain ``id+id+...`` of 4,000 terms ends the server with
-SIGSEGV (stack overflow), 1,000 terms take 9-15 s, and each level of ``NOT (`` doubles
+cannot be interrupted: a flat chain ``'a'||'a'||...`` or ``x = x = ...`` of 700-800
+terms ends the server with SIGSEGV (stack overflow), and each level of ``NOT (`` doubles
 the parse time. So a request model declares each member that Lance reads as SQL with the
 type `Sql` (a str marked for this module), and `endpoint` calls `check_expressions` on
 every decoded request: it finds the marked members by the model's type, wherever they
@@ -11,9 +11,10 @@ columns), and refuses one that is too big with a 400 naming the limit. A member 
 not marked is not SQL to the server: tests/server/test_expression_budget.py fails when
 a model gains a plain-text member nobody has classified.
 
-The budget (`Limits`, docs/server.md "Expression limits"): its length in bytes, its terms,
-its operators of any kind and its depth, counted by `nsframe._protocol.sql.measure`
-outside quoted text and comments.
+The budget (`Limits`, docs/server.md "Expression limits"): its length in bytes, its depth,
+its longest chain of nested operators (what overflows the stack), its operators of any
+kind and its terms (what takes time), counted by `nsframe._protocol.sql.measure` outside
+quoted text and comments.
 """
 
 from __future__ import annotations
@@ -49,6 +50,15 @@ def check_expression(sql: str, what: str, limits: Limits) -> None:
             f"The {what} nests {shape.depth} levels deep (parentheses, brackets, CASE and "
             f"NOTs); this server takes at most {limits.max_predicate_depth} "
             "(max_predicate_depth): flatten it."
+        )
+    if shape.chain > limits.max_expression_chain:
+        raise InvalidInputError(
+            f"The {what} chains {shape.chain} operators one inside the next (as in "
+            "`a + b + c`, `a || b || c` or `a = b = c`; a group or call adds its own); "
+            f"this server takes chains of at most {limits.max_expression_chain} "
+            "(max_expression_chain). AND, OR and commas end a chain: join conditions with "
+            "them, use one `column IN (v1, v2, ...)` for many values, or split the work "
+            "into several requests."
         )
     if shape.operators > limits.max_expression_operators:
         raise InvalidInputError(
