@@ -18,9 +18,9 @@ import pyarrow as pa
 import pytest
 import requests
 
+from nsframe._protocol.sql import measure
 from nsframe.server import RunningServer, serve_in_thread
 from nsframe.server._routes import tables as table_routes
-from nsframe._protocol.sql import measure
 from tests.support import ARROW_HEADERS, assert_error, ipc_stream, read_ipc_file
 from tests.support.hostile import (
     open_request,
