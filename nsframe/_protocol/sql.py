@@ -112,7 +112,6 @@ _OPERATOR_WORD = re.compile(r"\b(?:" + "|".join(OPERATOR_WORDS) + r")\b", re.IGN
 # What changes the depth or ends a chain: NOT, AND/OR (which end the NOTs before them),
 # CASE ... END, subscripts and commas (parentheses are tokens of their own).
 _NESTING = re.compile(r"\b(?:not|and|or|case|end)\b|[\[\],]", re.IGNORECASE)
-_END = re.compile(r"\bend\b", re.IGNORECASE)
 # Text of numbers and commas only, as inside a long IN list: counted without the scans.
 _NUMBERS = re.compile(r"[\d\s,.]*")
 
@@ -160,11 +159,12 @@ class _Level:
         return max(self.longest, self.run + self.inner)
 
 
-def _links(text: str, start: int, end: int) -> int:
-    """The operators in ``text[start:end]``, a stretch without AND, OR or commas."""
+def _links(text: str, start: int, end: int) -> tuple[int, int]:
+    """The operator symbols and words in ``text[start:end]``, a stretch without marks."""
     if start >= end:
-        return 0
-    return len(_SYMBOL.findall(text, start, end)) + len(_OPERATOR_WORD.findall(text, start, end))
+        return 0, 0
+    return (len(_SYMBOL.findall(text, start, end)),
+            len(_OPERATOR_WORD.findall(text, start, end)))
 
 
 def measure(sql: str) -> Shape:
@@ -196,17 +196,20 @@ def measure(sql: str) -> Shape:
             if _NUMBERS.fullmatch(text):
                 terms += text.count(",") + 1 if text.strip(" \t\r\n,") else 0
                 continue
-            words = len(_OPERATOR_WORD.findall(text))
-            symbols = len(_SYMBOL.findall(text))
-            operators += words + symbols
-            terms += len(_TERM.findall(text)) - words - len(_END.findall(text))
+            # Names and values, less the keywords among them (operators, or END).
+            terms += len(_TERM.findall(text))
             start = 0
             for found in _NESTING.finditer(text):
                 # The operators since the last mark lengthen the chain they are in.
-                levels[-1].run += _links(text, start, found.start())
+                symbols, words = _links(text, start, found.start())
+                operators += symbols + words
+                terms -= words
+                levels[-1].run += symbols + words
                 start = found.end()
                 mark = found.group().lower()
                 level = levels[-1]
+                operators += mark not in (",", "]", "end")
+                terms -= mark not in (",", "[", "]")
                 if mark == "not":
                     level.run += 1
                     level.nots += 1
@@ -220,7 +223,10 @@ def measure(sql: str) -> Shape:
                     open_level()
                 else:  # END or "]"
                     close_level()
-            levels[-1].run += _links(text, start, len(text))
+            symbols, words = _links(text, start, len(text))
+            operators += symbols + words
+            terms -= words
+            levels[-1].run += symbols + words
         elif kind is Kind.OPEN:
             operators += 1
             open_level()
