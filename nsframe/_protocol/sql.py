@@ -127,7 +127,7 @@ class Shape:
     operators nested one inside the next: ``a + b + c`` is ``(a + b) + c`` to the parser,
     a chain of 2, and a group or call adds its own chain plus one; AND, OR and commas end
     a chain, as Lance joins their operands without nesting them (a chain of ``=`` ran out
-    of stack at 700 terms, 16,000 ORs took 1.7 s). ``depth`` is the deepest nesting of
+    of stack at 675 terms, 16,000 ORs took 1.7 s). ``depth`` is the deepest nesting of
     parentheses, brackets, ``CASE ... END`` and ``NOT``s in force (a ``NOT`` applies up
     to the next ``AND``/``OR`` or ``)`` of its level: ``NOT (NOT (x))`` is 4 deep, ``NOT
     a AND NOT b`` is 1). ``unopened`` is true when a ``)`` closes no ``(``.

@@ -1,7 +1,7 @@
 """Every SQL expression a request carries is measured here, once, before Lance sees it.
 
 Lance's parser and planner (sqlparser + DataFusion) recurse over an expression's tree and
-cannot be interrupted: a flat chain ``'a'||'a'||...`` or ``x = x = ...`` of 700-800
+cannot be interrupted: a flat chain ``'a'||'a'||...`` or ``x = x = ...`` of 675-850
 terms ends the server with SIGSEGV (stack overflow), and each level of ``NOT (`` doubles
 the parse time. So a request model declares each member that Lance reads as SQL with the
 type `Sql` (a str marked for this module), and `endpoint` calls `check_expressions` on
