@@ -68,6 +68,10 @@ KINDS: dict[str, Kind] = {
     "case": Kind("int", _case),
     "not": Kind("bool", lambda n, c: "NOT " * n + c("flag")),
     "negate": Kind("int", lambda n, c: "- " * n + c("id")),
+    "cast": Kind("int", lambda n, c: c("id") + "::bigint" * n),
+    "like": Kind("bool", lambda n, c: " LIKE ".join([c("s")] * n)),
+    "is_null": Kind("bool", lambda n, c: c("flag") + " IS NULL" * n),
+    "in_chain": Kind("bool", lambda n, c: c("flag") + " IN (true)" * n),
     "parens": Kind("int", lambda n, c: "(" * n + c("id") + ")" * n),
 }
 

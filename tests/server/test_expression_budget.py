@@ -61,6 +61,7 @@ KINDS: dict[str, tuple[str, Builder]] = {
     "case": ("int", lambda n: "CASE " + " ".join(f"WHEN id = {i} THEN {i}"
                                                  for i in range(n // 3 + 1)) + " ELSE 0 END"),
     "negate": ("int", lambda n: "- " * n + "id"),
+    "cast": ("int", lambda n: "id" + "::bigint" * n),
     "function": ("int", lambda n: "abs(" * n + "id" + ")" * n),
     "parens": ("int", lambda n: "(" * n + "id" + ")" * n),
     "not": ("bool", lambda n: "NOT " * n + "flag"),

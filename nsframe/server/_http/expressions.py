@@ -1,15 +1,16 @@
 """Every SQL expression a request carries is measured here, once, before Lance sees it.
 
 Lance's parser and planner (sqlparser + DataFusion) recurse over an expression's tree and
-cannot be interrupted: a flat chain ``'a'||'a'||...`` or ``x = x = ...`` of 675-850
-terms ends the server with SIGSEGV (stack overflow), and each level of ``NOT (`` doubles
-the parse time. So a request model declares each member that Lance reads as SQL with the
-type `Sql` (a str marked for this module), and `endpoint` calls `check_expressions` on
-every decoded request: it finds the marked members by the model's type, wherever they
-nest (a query inside an explain request, the values of an update, the expressions of new
-columns), and refuses one that is too big with a 400 naming the limit. A member that is
-not marked is not SQL to the server: tests/server/test_expression_budget.py fails when
-a model gains a plain-text member nobody has classified.
+cannot be interrupted: a flat chain ``x::bigint::...``, ``x = x = ...`` or
+``'a'||'a'||...`` of 575-850 terms ends the server with SIGSEGV (stack overflow), and
+each level of ``NOT (`` doubles the parse time. So a request model declares each member
+that Lance reads as SQL with the type `Sql` (a str marked for this module), and `endpoint`
+calls `check_expressions` on every decoded request: it finds the marked members by the
+model's type, wherever they nest (a query inside an explain request, the values of an
+update, the expressions of new columns), and refuses one that is too big with a 400
+naming the limit. A member that is not marked is not SQL to the server:
+tests/server/test_expression_members.py fails when a model gains a plain-text member
+nobody has classified.
 
 The budget (`Limits`, docs/server.md "Expression limits"): its length in bytes, its depth,
 its longest chain of nested operators (what overflows the stack), its operators of any
