@@ -15,11 +15,16 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Limits:
-    # A SQL condition (filter, predicate, alias expression): Lance's parser takes time
-    # exponential in the nesting of `NOT (` (0.8 s at 34 levels, minutes past 38) and
-    # linear in the length, and cannot be interrupted. Both are checked before it runs.
+    # Every SQL expression (filter, predicate, projection, update value, new column,
+    # merge condition; `_http.expressions`), before Lance parses it, which cannot be
+    # interrupted: its time is exponential in the nesting of `NOT (` (0.8 s at 34 levels),
+    # its stack overflows (SIGSEGV) on a chain of 575 nested operators (`x::bigint::...`),
+    # and it grows with the length. docs/server.md "Expression limits" has the figures.
     max_predicate_bytes: int = 256 * 1024
     max_predicate_depth: int = 32
+    max_expression_chain: int = 50
+    max_expression_operators: int = 10_000
+    max_expression_terms: int = 50_000
     # Seconds a query, count or scan may run; then it stops with a 400 naming this limit.
     query_timeout: float = 60.0
     # A search's k + offset (vector, full text, hybrid; a batch search counts every query

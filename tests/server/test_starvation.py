@@ -18,9 +18,9 @@ import pyarrow as pa
 import pytest
 import requests
 
+from nsframe._protocol.sql import measure
 from nsframe.server import RunningServer, serve_in_thread
 from nsframe.server._routes import tables as table_routes
-from nsframe.server._search.sqlcheck import nesting
 from tests.support import ARROW_HEADERS, assert_error, ipc_stream, read_ipc_file
 from tests.support.hostile import (
     open_request,
@@ -109,8 +109,9 @@ def test_predicate_limits_are_configurable(tmp_path: Path) -> None:
     ("'it''s (' = s", 0),
 ])
 def test_nesting_is_measured_outside_quotes_and_comments(sql: str, depth: int) -> None:
-    assert nesting(sql) == (depth, False)
-    assert nesting("a) OR (b")[1] is True
+    assert measure(sql).depth == depth
+    assert not measure(sql).unopened
+    assert measure("a) OR (b").unopened
 
 
 def test_query_deadline_stops_the_work_with_a_400_naming_the_limit(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from nsframe._protocol.ids import join_id
 from nsframe._protocol.routes import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
 from nsframe.exceptions import InvalidInputError
 from nsframe.server._http.capacity import Capacity, HeldResponse, Weight, Work, clients_of
+from nsframe.server._http.expressions import check_expressions
 from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
 from nsframe.server._http.media import Body, check_media_type
 from nsframe.server._http.names import GATE, Gate, touched
@@ -189,6 +190,8 @@ def endpoint(handler: Handler, model: type[Envelope], *, write: bool = True,
             for touch in touched(args, ident, write, delimiter):
                 gate.allow(touch, delimiter)
         try:
+            # Every SQL expression is measured before Lance parses it (`expressions`).
+            check_expressions(args, limits)
             args.check_limits(limits)
             check_body_id(args.id, ident, delimiter)
         except InvalidInputError:

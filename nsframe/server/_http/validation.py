@@ -296,6 +296,8 @@ def _step(kind: mi.Type | None, segment: str) -> mi.Type | None:
 
 def _describe(kind: mi.Type | None) -> str:
     """What a member of type ``kind`` may hold, in words."""
+    if isinstance(kind, mi.Metadata):  # e.g. `expressions.Sql`: a string like any other
+        return _describe(kind.type)
     if isinstance(kind, mi.UnionType):
         parts = [_describe(k) for k in kind.types if not isinstance(k, mi.NoneType)]
         return " or ".join(dict.fromkeys(parts))

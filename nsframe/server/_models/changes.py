@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from nsframe.exceptions import InvalidInputError
+from nsframe.server._http.expressions import Sql
 from nsframe.server._http.names import InTable
 from nsframe.server._http.validation import Envelope
 
@@ -22,10 +23,10 @@ class MergeInsertRequest(Envelope, kw_only=True):
     # The key column(s): repeated parameters or one comma-separated list.
     on: str | None = None
     when_matched_update_all: bool = False
-    when_matched_update_all_filt: str | None = None
+    when_matched_update_all_filt: Sql | None = None
     when_not_matched_insert_all: bool = False
     when_not_matched_by_source_delete: bool = False
-    when_not_matched_by_source_delete_filt: str | None = None
+    when_not_matched_by_source_delete_filt: Sql | None = None
     # Accepted and ignored: Lance picks its join itself, and requests have no deadline.
     timeout: str | None = None
     use_index: bool | None = None
@@ -52,9 +53,10 @@ class MergeInsertRequest(Envelope, kw_only=True):
 
 class UpdateRequest(Envelope, kw_only=True):
     # [[column, SQL expression], ...]: the new value of each column, from the old row.
-    updates: list[list[str]] | None = None
+    # (The column's name is measured as SQL too: a name is one term.)
+    updates: list[list[Sql]] | None = None
     # LanceDB's client sends null for "every row".
-    predicate: str | None = None
+    predicate: Sql | None = None
     branch: str | None = None
     properties: dict[str, str] | None = None
 
@@ -75,7 +77,7 @@ class UpdateRequest(Envelope, kw_only=True):
 class AddColumnsEntry(msgspec.Struct, kw_only=True):
     name: str
     # SQL over the existing columns; or `data_type` (nsframe's) for a column of nulls.
-    expression: str | None = None
+    expression: Sql | None = None
     data_type: dict[str, Any] | None = None
     virtual_column: dict[str, Any] | None = None
 

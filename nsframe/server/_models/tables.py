@@ -9,12 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from nsframe.exceptions import InvalidInputError
+from nsframe.server._http.expressions import Sql
 from nsframe.server._http.fields import Choice, Count, Positive
 from nsframe.server._http.pagination import PageRequest
 from nsframe.server._http.validation import Envelope
-from nsframe.server._limits import Limits
 from nsframe.server._models.namespaces import CreateMode
-from nsframe.server._search.sqlcheck import check_condition
 
 
 class InsertMode(Choice):
@@ -58,8 +57,8 @@ class DescribeTableRequest(Envelope, kw_only=True):
 
 class CountRowsRequest(Envelope, kw_only=True):
     # Upstream's name is predicate; filter is LanceDB's.
-    predicate: str | None = None
-    filter: str | None = None
+    predicate: Sql | None = None
+    filter: Sql | None = None
     version: Count | None = None
     branch: str | None = None
 
@@ -69,10 +68,6 @@ class CountRowsRequest(Envelope, kw_only=True):
     def condition(self) -> str | None:
         return self.predicate or self.filter or None
 
-    def check_limits(self, limits: Limits) -> None:
-        if self.condition:
-            check_condition(self.condition, "predicate", limits)
-
 
 class TableStatsRequest(Envelope, kw_only=True):
     branch: str | None = None
@@ -81,7 +76,7 @@ class TableStatsRequest(Envelope, kw_only=True):
 
 
 class DeleteRequest(Envelope, kw_only=True):
-    predicate: str | None = None
+    predicate: Sql | None = None
     branch: str | None = None
 
     def __post_init__(self) -> None:
@@ -90,10 +85,6 @@ class DeleteRequest(Envelope, kw_only=True):
                 "The member 'predicate' is required: give a SQL condition such as \"id = 3\". "
                 "To delete every row, send \"true\"."
             )
-
-    def check_limits(self, limits: Limits) -> None:
-        assert self.predicate is not None  # __post_init__ refused it missing
-        check_condition(self.predicate, "predicate", limits)
 
 
 class OptimizeRequest(Envelope, kw_only=True):
