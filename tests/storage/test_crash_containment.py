@@ -24,7 +24,7 @@ import pytest
 import nsframe
 
 from ._rest import Api, rows
-from ._servers import ServerProcess
+from ._servers import ServerProcess, free_port
 
 pytestmark = pytest.mark.crash
 
@@ -213,3 +213,55 @@ def test_with_two_workers_the_other_keeps_answering_while_one_restarts(
         assert not api.server_errors
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(("sig", "group"), [(signal.SIGTERM, False), (signal.SIGINT, True)],
+                         ids=["SIGTERM-to-the-parent", "SIGINT-to-the-group"])
+def test_a_stop_signal_still_ends_the_server_and_its_workers(
+        tmp_path: Path, sig: signal.Signals, group: bool) -> None:
+    # SIGTERM from a service manager reaches the parent; Ctrl+C in a terminal, the group.
+    server = ServerProcess(str(tmp_path / "root"), tmp_path, "stop")
+    server.start()
+    assert server.proc is not None
+    workers = [psutil.Process(pid) for pid in serving_pids(server)]
+    slot_files = [path for pid in serving_pids(server)
+                  for path in Path("/dev/shm").glob(f"nsframe-workers-*/{pid}")]
+    try:
+        if group:
+            os.killpg(server.proc.pid, sig)
+        else:
+            os.kill(server.proc.pid, sig)
+        assert server.proc.wait(timeout=60) == 0
+        _, alive = psutil.wait_procs(workers, timeout=10)
+        assert alive == []
+        assert not any(path.exists() for path in slot_files)  # nothing left in memory
+        assert "ERROR" not in server.log_tail(100)  # no worker reported as crashed
+    finally:
+        server.kill()
+
+
+def test_workers_that_keep_dying_while_starting_stop_the_server(tmp_path: Path) -> None:
+    # Every worker is killed as soon as it appears, before it can serve: a start-up
+    # crash. The supervisor must not restart them forever without a word.
+    server = ServerProcess(str(tmp_path / "root"), tmp_path, "startup")
+    port = free_port()
+    server._spawn(port)
+    assert server.proc is not None
+    parent = psutil.Process(server.proc.pid)
+    killed: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while server.proc.poll() is None and time.monotonic() < deadline:
+            for child in parent.children():
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    if child.pid not in killed and "spawn_main" in " ".join(child.cmdline()):
+                        child.kill()
+                        killed.add(child.pid)
+            time.sleep(0.02)
+        assert server.proc.wait(timeout=30) == 1
+        log = server.log_tail(200)
+        assert len(killed) == 3
+        assert log.count("while starting (") == 3
+        assert "workers keep dying while starting: stopping the server" in log
+    finally:
+        server.kill()
