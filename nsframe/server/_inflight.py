@@ -10,8 +10,8 @@ supervisor (`_workers`) reads the file of a worker that died, logs what it was r
 
 Layout: an 8-byte header (a count of requests running without an entry, when more than
 `ENTRIES` run at once), then `ENTRIES` entries of `ENTRY_BYTES`: a length and a start
-time (`_HEAD`), then that many bytes of NUL-separated fields. The length is written
-last and cleared first, so an entry is whole whenever its length is not zero.
+time (`_HEAD`), then that many bytes of NUL-separated fields. Bytes are written before
+the length that counts them, so a worker that dies at any instant leaves whole entries.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ ENTRY_BYTES = 512
 BODY_BYTES = 256  # of a JSON body: enough for the filter that crashed the engine
 _HEADER = struct.Struct("<I4x")  # requests without an entry
 _HEAD = struct.Struct("<Id4x")  # length of the fields, start (seconds since the epoch)
+_LENGTH = struct.Struct("<I")
 _FIELDS = ENTRY_BYTES - _HEAD.size
 FILE_BYTES = _HEADER.size + ENTRIES * ENTRY_BYTES
 _ZEROS = memoryview(bytes(ENTRY_BYTES))
@@ -75,17 +76,21 @@ class InFlight:
             elif name == _CONTENT_TYPE:
                 content_type = value
         fields = _SEP.join((scope["method"].encode(), scope.get("raw_path") or b"",
-                            request_id, content_type))
-        self._write(offset, fields)
+                            request_id, content_type))[:_FIELDS]
+        start = offset + _HEAD.size
+        self._map[start:start + len(fields)] = fields
+        _HEAD.pack_into(self._map, offset, len(fields), time.time())  # last: now it counts
         if b"json" in content_type:
-            receive = self._noting_body(offset, fields, receive)
+            receive = self._noting_body(offset, len(fields), receive)
         try:
             await self.app(scope, receive, send)
         finally:
-            self._clear(offset)
+            # Zeroed, not just marked free: no request's bytes stay behind in the file.
+            self._map[offset:offset + ENTRY_BYTES] = _ZEROS
             self._free.append((offset - _HEADER.size) // ENTRY_BYTES)
 
-    def _noting_body(self, offset: int, fields: bytes, receive: Receive) -> Receive:
+    def _noting_body(self, offset: int, length: int, receive: Receive) -> Receive:
+        """``receive``, appending the first bytes of the body to the entry at ``offset``."""
         noted = False
 
         async def noting() -> Message:
@@ -93,22 +98,15 @@ class InFlight:
             message = await receive()
             if not noted and message["type"] == "http.request":
                 noted = True
-                body: bytes = message.get("body", b"")
-                self._write(offset, fields + _SEP + body[:BODY_BYTES])
+                more = (_SEP + message.get("body", b"")[:BODY_BYTES])[:_FIELDS - length]
+                end = offset + _HEAD.size + length
+                # Appended after the fields, then counted: a worker that dies in between
+                # leaves the entry as it was.
+                self._map[end:end + len(more)] = more
+                _LENGTH.pack_into(self._map, offset, length + len(more))
             return message
 
         return noting
-
-    def _write(self, offset: int, fields: bytes) -> None:
-        fields = fields[:_FIELDS]
-        start = offset + _HEAD.size
-        self._map[offset:offset + 4] = bytes(4)  # a torn entry reads as empty
-        self._map[start:start + len(fields)] = fields
-        _HEAD.pack_into(self._map, offset, len(fields), time.time())
-
-    def _clear(self, offset: int) -> None:
-        # Zeroed, not just marked free: no request's bytes stay behind in the file.
-        self._map[offset:offset + ENTRY_BYTES] = _ZEROS
 
     async def _untracked_call(self, scope: Scope, receive: Receive, send: Send) -> None:
         self._untracked += 1
