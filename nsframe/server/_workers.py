@@ -18,7 +18,6 @@ start-up collection) is ever shared across a fork.
 from __future__ import annotations
 
 import copy
-import faulthandler
 import functools
 import logging
 import os
@@ -70,9 +69,11 @@ def serve_workers(config: ServerConfig, *, host: str, port: int, workers: int,
 
 
 def worker_app(*, config: ServerConfig, slots: str) -> ASGIApp:
-    """A worker's app (called in the worker): the server, noting what it runs."""
-    # A native crash prints every thread's Python stack (no values) before the worker ends.
-    faulthandler.enable(all_threads=True)
+    """A worker's app (called in the worker): the server, noting what it runs.
+
+    No `faulthandler`: its stack dump made a worker sent SIGSEGV hang, unanswering, for
+    the 30 s of the health check in one run of three, rather than end at once.
+    """
     app = create_app(config=config)
     return _inflight.InFlight(app, Path(slots) / str(os.getpid()))
 
