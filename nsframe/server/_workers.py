@@ -100,6 +100,7 @@ class Supervisor(Multiprocess):
         self.secrets = secrets
         self.failed = False
         self._startup_deaths = 0
+        self._started: set[str] = set()
 
     def keep_subprocess_alive(self) -> None:
         # A signal waiting to be handled may be the stop that ends the workers.
@@ -139,18 +140,21 @@ class Supervisor(Multiprocess):
                 self.failed = True
                 self.should_exit.set()
             return
-        self._startup_deaths = 0
         running, untracked = _inflight.read(slot)
         slot.unlink()
         log.error("worker [%s] %s while running %s; restarting it", pid, how,
                   _inflight.describe(running, untracked, secrets=self.secrets))
 
     def _forget_retired(self) -> None:
-        """Remove the files of workers that ended as asked (SIGHUP, SIGTTOU)."""
+        """Note the workers that started since; remove the files of those that ended as
+        asked (SIGHUP, SIGTTOU)."""
         current = {str(p.pid) for p in self.processes}
-        for name in os.listdir(self.slots):
-            if name not in current:
-                (self.slots / name).unlink(missing_ok=True)
+        names = set(os.listdir(self.slots))
+        if (names & current) - self._started:
+            self._startup_deaths = 0  # a worker started: the deaths are no longer in a row
+        self._started = names & current
+        for name in names - current:
+            (self.slots / name).unlink(missing_ok=True)
 
 
 def _signal_name(number: int) -> str:
