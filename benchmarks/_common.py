@@ -122,7 +122,12 @@ class ServerProcess:
 
     @property
     def pid(self) -> int:
-        return self.process.pid
+        """The process that answers requests: the one worker of `nsframe serve`, which runs
+        it under a supervising parent (docs/server.md, Crash containment); else the
+        process itself (a server of several workers, an older nsframe, pylance's)."""
+        workers = [child for child in psutil.Process(self.process.pid).children()
+                   if "spawn_main" in " ".join(child.cmdline())]
+        return workers[0].pid if len(workers) == 1 else self.process.pid
 
     def rss(self) -> int:
         return int(psutil.Process(self.pid).memory_info().rss)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import logging
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from nsframe._protocol.defaults import API_KEYS_ENV, DEFAULT_ROOT
 from nsframe._protocol.routes import DEFAULT_PORT
@@ -33,14 +31,6 @@ def _refuse_open_bind(host: str, credentials_configured: bool) -> str | None:
         f"--api-key KEY, the {API_KEYS_ENV} environment variable or a --config file "
         "with keys, tokens or jwt, or bind 127.0.0.1."
     )
-
-
-def _log_requests(level: str) -> None:
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    logger = logging.getLogger("nsframe")
-    logger.addHandler(handler)
-    logger.setLevel(level.upper())
 
 
 def _server_command(args: argparse.Namespace) -> int:
@@ -77,10 +67,11 @@ def _server_command(args: argparse.Namespace) -> int:
     try:
         config = _config_file.config_from_args(args, os.environ)
         problem = _refuse_open_bind(args.host, config.credentials_configured)
-        # Built here even for several workers, which each build their own
-        # (nsframe.server._workers): a config or store the server refuses stops it here,
-        # with one message and exit status 2, not once in every worker.
-        app = None if problem else create_app(config=config)
+        # Built here, though each worker builds its own (nsframe.server._workers): a
+        # config or store the server refuses stops it here, with one message and exit
+        # status 2, not in every worker (and not as workers the supervisor restarts).
+        if not problem:
+            create_app(config=config)
     except (ValueError, TypeError, OSError, StoreCheckError) as exc:
         problem = f"nsframe serve: {exc}"
     if problem:
@@ -90,27 +81,14 @@ def _server_command(args: argparse.Namespace) -> int:
     if args.host in ("0.0.0.0", "::") and not config.allow_hosts:
         print("nsframe: requests must name this server by a loopback address until you "
               "add its host names with --allow-host NAME", file=sys.stderr)
-    if args.workers > 1:
-        _log_requests(args.log_level)
-        print(f"nsframe: serving {config.root} on port {args.port} with {args.workers} "
-              f"workers ({auth})", file=sys.stderr)
-        _workers.serve_workers(config, host=args.host, port=args.port,
-                               workers=args.workers, log_level=args.log_level)
-        return 0
-    return _run(app, args, str(config.root), auth)
-
-
-def _run(app: Any, args: argparse.Namespace, root: str, auth: str) -> int:
-    """Serve the ASGI ``app`` until stopped."""
-    import uvicorn
-
-    _log_requests(args.log_level)
     where = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"nsframe: serving {root} on http://{where}:{args.port} ({auth})", file=sys.stderr)
-    # Our access log replaces uvicorn's, which would print query strings.
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                access_log=False)
-    return 0
+    workers = f"{args.workers} workers" if args.workers > 1 else "1 worker"
+    print(f"nsframe: serving {config.root} on http://{where}:{args.port} with {workers} "
+          f"({auth})", file=sys.stderr)
+    # Even one worker runs under a supervising parent, which holds the port: a worker
+    # that crashes is restarted and the port stays open (docs/server.md, Crash containment).
+    return _workers.serve_workers(config, host=args.host, port=args.port,
+                                  workers=args.workers, log_level=args.log_level)
 
 
 def _positive(text: str) -> int:

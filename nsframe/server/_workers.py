@@ -1,30 +1,178 @@
-"""`nsframe serve --workers N`: several server processes on one listening socket.
+"""`nsframe serve`: server processes (workers) under a supervising parent, on one port.
 
-The storage layer is correct with any number of processes on one root (docs/storage.md),
-so throughput under concurrent clients can grow past one process's GIL. uvicorn's own
-supervisor starts the workers; each builds its app from the config in the child
-(`create_app` is the factory), so nothing opened in the parent (datasets, leases, the
+The parent binds the listening socket and keeps it; workers accept from it. So a worker
+that dies (a native crash in Lance, the OOM killer) never closes the port: connections
+wait in the socket's queue, or go to another worker, while the parent starts a new one.
+uvicorn's `Multiprocess` supervisor does the starting, health checks and restarting;
+`Supervisor` adds what a crash needs: one log line naming the worker, how it ended and
+the requests it was running (from its `_inflight` file, redacted), and a stop when
+workers keep dying before they serve, rather than a silent restart loop.
+
+With several workers, throughput under concurrent clients grows past one process's GIL;
+the storage layer is correct with any number of processes on one root
+(docs/storage.md). Each worker builds its app from the config in the child
+(`worker_app` is the factory), so nothing opened in the parent (datasets, leases, the
 start-up collection) is ever shared across a fork.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
+import logging
+import os
+import signal
+import tempfile
+from pathlib import Path
+from socket import socket
+from typing import Any
 
 import uvicorn
+from starlette.types import ASGIApp
+from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
+from uvicorn.supervisors.multiprocess import Process
 
+from nsframe.server import _inflight
 from nsframe.server._app import create_app
 from nsframe.server._config import ServerConfig
+from nsframe.server._security.access_log import _SECRET_KEY
+
+log = logging.getLogger("nsframe.server.workers")
+
+# Workers that die before their app is built, this many times in a row, stop the server:
+# whatever kills them would kill every replacement.
+STARTUP_DEATHS = 3
+# How long a worker may take to answer the supervisor's ping before it is killed as hung.
+# uvicorn's 5 s is shorter than a worker's start on a busy machine (importing pylance and
+# pyarrow alone took 4 s at a load of 12 on 2 cores): it killed workers that were starting.
+HEALTHCHECK_SECONDS = 30
 
 
 def serve_workers(config: ServerConfig, *, host: str, port: int, workers: int,
-                  log_level: str) -> None:
-    """Serve ``config`` with ``workers`` processes until stopped (SIGINT or SIGTERM)."""
-    # uvicorn.run() insists on an import string for workers, only so that it can spawn
-    # them; a picklable factory does the same without exposing the config (its secrets)
-    # through the environment or a file: it travels over the spawn pipe.
-    app = functools.partial(create_app, config=config)
-    settings = uvicorn.Config(app, factory=True, host=host, port=port, workers=workers,
-                              log_level=log_level, access_log=False)
-    Multiprocess(settings, sockets=[settings.bind_socket()]).run()
+                  log_level: str) -> int:
+    """Serve ``config`` with ``workers`` processes until stopped (SIGINT or SIGTERM);
+    the exit status: 1 when workers could not be kept running, else 0."""
+    with tempfile.TemporaryDirectory(prefix="nsframe-workers-", dir=_shared_memory()) as slots:
+        # uvicorn.run() insists on an import string for workers, only so that it can
+        # spawn them; a picklable factory does the same without exposing the config (its
+        # secrets) through the environment or a file: it travels over the spawn pipe.
+        app = functools.partial(worker_app, config=config, slots=slots)
+        settings = uvicorn.Config(app, factory=True, host=host, port=port, workers=workers,
+                                  log_level=log_level, log_config=logging_config(log_level),
+                                  access_log=False,
+                                  timeout_worker_healthcheck=HEALTHCHECK_SECONDS)
+        supervisor = Supervisor(settings, [settings.bind_socket()], slots=Path(slots),
+                                secrets=_credentials(config))
+        supervisor.run()
+    return 1 if supervisor.failed else 0
+
+
+def worker_app(*, config: ServerConfig, slots: str) -> ASGIApp:
+    """A worker's app (called in the worker): the server, noting what it runs.
+
+    No `faulthandler`: its stack dump made a worker sent SIGSEGV hang, unanswering, for
+    the 30 s of the health check in one run of three, rather than end at once.
+    """
+    app = create_app(config=config)
+    return _inflight.InFlight(app, Path(slots) / str(os.getpid()))
+
+
+def logging_config(level: str) -> dict[str, Any]:
+    """uvicorn's logging, plus our loggers on stderr: set up again in every worker (a
+    spawned process inherits no handlers), so the access log is printed by each."""
+    settings = copy.deepcopy(LOGGING_CONFIG)
+    settings["formatters"]["nsframe"] = {
+        "format": "%(asctime)s %(name)s %(levelname)s %(message)s"}
+    settings["handlers"]["nsframe"] = {
+        "formatter": "nsframe", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}
+    settings["loggers"]["nsframe"] = {"handlers": ["nsframe"], "level": level.upper()}
+    return settings
+
+
+class Supervisor(Multiprocess):
+    """uvicorn's supervisor, reporting each worker that ends unexpectedly."""
+
+    def __init__(self, config: uvicorn.Config, sockets: list[socket], *, slots: Path,
+                 secrets: frozenset[str]) -> None:
+        super().__init__(config, sockets)
+        self.slots = slots
+        self.secrets = secrets
+        self.failed = False
+        self._startup_deaths = 0
+        self._started: set[str] = set()
+
+    def keep_subprocess_alive(self) -> None:
+        # A signal waiting to be handled may be the stop that ends the workers.
+        if self.should_exit.is_set() or self.signal_queue:
+            return
+        ended = [p for p in self.processes if p.exitcode is not None]
+        for process in ended:
+            self._report(process, hung=False)
+        if self.should_exit.is_set():
+            return
+        earlier = list(self.processes)
+        super().keep_subprocess_alive()  # replaces the dead, and kills and replaces the hung
+        for process in earlier:
+            if process not in self.processes and process not in ended:
+                self._report(process, hung=True)
+        self._forget_retired()
+
+    def _report(self, process: Process, *, hung: bool) -> None:
+        pid, code = process.pid, process.exitcode
+        slot = self.slots / str(pid)
+        if code == STARTUP_FAILURE:  # the app refused to start: uvicorn says so and stops
+            self.failed = True
+            return
+        if hung:
+            how = (f"did not answer the supervisor within "
+                   f"{self.config.timeout_worker_healthcheck}s and was killed")
+        elif code is not None and code < 0:
+            how = f"was killed by {_signal_name(-code)}"
+        else:
+            how = f"exited with status {code}"
+        if not slot.exists():  # it died before its app was built
+            self._startup_deaths += 1
+            log.error("worker [%s] %s while starting (%d in a row)", pid, how,
+                      self._startup_deaths)
+            if self._startup_deaths >= STARTUP_DEATHS:
+                log.error("workers keep dying while starting: stopping the server")
+                self.failed = True
+                self.should_exit.set()
+            return
+        running, untracked = _inflight.read(slot)
+        slot.unlink()
+        log.error("worker [%s] %s while running %s; restarting it", pid, how,
+                  _inflight.describe(running, untracked, secrets=self.secrets))
+
+    def _forget_retired(self) -> None:
+        """Note the workers that started since; remove the files of those that ended as
+        asked (SIGHUP, SIGTTOU)."""
+        current = {str(p.pid) for p in self.processes}
+        names = set(os.listdir(self.slots))
+        if (names & current) - self._started:
+            self._startup_deaths = 0  # a worker started: the deaths are no longer in a row
+        self._started = names & current
+        for name in names - current:
+            (self.slots / name).unlink(missing_ok=True)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"{signal.Signals(number).name} (signal {number})"
+    except ValueError:
+        return f"signal {number}"
+
+
+def _shared_memory() -> str | None:
+    """Memory-backed ``/dev/shm`` where there is one: the files are never written to disk."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
+def _credentials(config: ServerConfig) -> frozenset[str]:
+    """Secrets of the config a request could echo: keys, tokens, the JWT settings'."""
+    found = {*config.api_keys, *config.tokens}
+    found.update(str(v) for k, v in (config.jwt or {}).items()
+                 if isinstance(v, str) and _SECRET_KEY.search(k))
+    return frozenset(found)

@@ -12,10 +12,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 import requests
 
-from tests.support import assert_error
+from tests.support import ARROW_HEADERS, assert_error, ipc_stream
 
 KEY = "cli-" + secrets.token_hex(16)
 READ_KEY = "cli-read-" + secrets.token_hex(16)
@@ -205,6 +206,13 @@ def test_config_file_scopes_databases_and_limits(tmp_path: Path) -> None:
         resp = requests.post(f"{url}/v1/namespace/r/exists", json={},
                              headers={**admin, "Host": "sales.elsewhere.test"})
         assert "--allow-host" in assert_error(resp, 400, 13)["detail"]
+        # (on a table that exists: a missing one is the 404 before any 400)
+        assert requests.post(f"{url}/v1/namespace/q/create", headers=admin,
+                             json={}).status_code == 200
+        made = requests.post(f"{url}/v1/table/q$t/create", headers={**admin, **ARROW_HEADERS},
+                             data=ipc_stream(pa.table({"v": pa.array([[1.0]],
+                                                                     pa.list_(pa.float32(), 1))})))
+        assert made.status_code == 200, made.text
         resp = requests.post(f"{url}/v1/table/q$t/query", headers=admin,
                              json={"vector": [1.0], "k": 51})
         assert "max_k" in assert_error(resp, 400, 13)["detail"]
