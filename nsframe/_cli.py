@@ -43,10 +43,10 @@ def _server_command(args: argparse.Namespace) -> int:
     try:
         from nsframe.server import (
             StoreCheckError,
+            _app,
             _config_file,
             _workers,
             collect_garbage,
-            create_app,
         )
     except ImportError:  # pragma: no cover - depends on the install
         print(f"nsframe {args.command} needs the server extra: pip install 'nsframe[server]'",
@@ -67,11 +67,12 @@ def _server_command(args: argparse.Namespace) -> int:
     try:
         config = _config_file.config_from_args(args, os.environ)
         problem = _refuse_open_bind(args.host, config.credentials_configured)
-        # Built here, though each worker builds its own (nsframe.server._workers): a
+        # Checked here, though each worker builds its own app (nsframe.server._workers): a
         # config or store the server refuses stops it here, with one message and exit
         # status 2, not in every worker (and not as workers the supervisor restarts).
+        # Nothing stays open in this parent: no lease record, no start-up collection.
         if not problem:
-            create_app(config=config)
+            _app.check_config(config)
     except (ValueError, TypeError, OSError, StoreCheckError) as exc:
         problem = f"nsframe serve: {exc}"
     if problem:

@@ -95,6 +95,19 @@ def create_app(
     """
     if config is None:
         config = ServerConfig.build(root, **options)
+    return _build(config, collect=True)[0]
+
+
+def check_config(config: ServerConfig) -> None:
+    """Refuse what `create_app` would refuse (a bad credential setting, roots that
+    overlap, a store that ignores conditional writes, a bucket that is not there), and
+    keep nothing open and collect nothing: the supervising parent of `nsframe serve`
+    checks once, and each worker builds its own app."""
+    for catalog in _build(config, collect=False)[1]:
+        catalog.close()
+
+
+def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalog]]:
     app = Starlette(
         routes=list(ROUTES),
         exception_handlers={
@@ -106,15 +119,11 @@ def create_app(
     app.state.config = config
     # A store's or Lance's message could quote a credential: never in a log line.
     redact.install("nsframe", "nsframe.server", "uvicorn.error")
-    # One root per database, none inside another: a database inside another's root
-    # could be read, and collected as garbage, through the outer one.
-    shared = overlapping_roots({"": config.root, **config.databases})
-    if shared is not None:
-        raise ValueError(shared)
+    _check_roots(config)
     app.state.catalogs = {"": _catalog(config, config.root)}
     for name, path in config.databases.items():
         app.state.catalogs[name] = _catalog(config, path)
-    for catalog in app.state.catalogs.values():
+    for catalog in app.state.catalogs.values() if collect else ():
         # What a crashed server left: its writes' files, half-dropped namespaces.
         gc.collect(catalog, dry_run=False)
     app.state.transactions = TransactionLog()
@@ -126,7 +135,15 @@ def create_app(
         wrapped = FreshWrites(wrapped)
     # ErrorGuard outermost: no exception from any layer reaches uvicorn, which would close
     # the connection (see `_http.guard`).
-    return ErrorGuard(StripTrailingSlash(wrapped))
+    return ErrorGuard(StripTrailingSlash(wrapped)), list(app.state.catalogs.values())
+
+
+def _check_roots(config: ServerConfig) -> None:
+    # One root per database, none inside another: a database inside another's root
+    # could be read, and collected as garbage, through the outer one.
+    shared = overlapping_roots({"": config.root, **config.databases})
+    if shared is not None:
+        raise ValueError(shared)
 
 
 def _catalog(config: ServerConfig, root: str | os.PathLike[str]) -> Catalog:
