@@ -329,7 +329,7 @@ def test_validation_errors(make: Any, message: str) -> None:
 
 
 def test_config_of_the_wrong_type() -> None:
-    with pytest.raises(TypeError, match="takes an nsframe.RetryConfig, got dict"):
+    with pytest.raises(TypeError, match=r"takes an nsframe\.RetryConfig, got dict"):
         nsframe.connect("http://127.0.0.1:9", retry_config={"retries": 1})  # type: ignore[arg-type]
 
 
