@@ -117,7 +117,8 @@ class TimeoutConfig:
         timeout: The call's deadline: all its attempts and the waits between them end
             by then (default None). Each attempt's connect and read timeouts are cut to
             what is left; a Retry-After that would end past it is not waited for.
-        connect_timeout: To open a connection (default 60).
+        connect_timeout: To open a connection (default 60); as in urllib3, also each
+            wait while the request's body is being sent.
         read_timeout: Between bytes of the answer, once the request is sent (default 60).
     """
 
