@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import urllib3
 
@@ -72,7 +72,7 @@ class RetryConfig:
     read_retries: int | None = None
     backoff_factor: float = 0.25
     backoff_jitter: float = 0.25
-    statuses: frozenset[int] = field(default=DEFAULT_STATUSES)
+    statuses: Collection[int] = DEFAULT_STATUSES  # kept as a frozenset
 
     def __post_init__(self) -> None:
         _count("retries", self.retries, optional=False)
@@ -122,14 +122,21 @@ class TimeoutConfig:
         read_timeout: Between bytes of the answer, once the request is sent (default 60).
     """
 
-    timeout: float | None = None
-    connect_timeout: float | None = DEFAULT_TIMEOUT
-    read_timeout: float | None = DEFAULT_TIMEOUT
+    # Given as seconds or a timedelta; always float seconds (or None) once made.
+    timeout: float | timedelta | None = None
+    connect_timeout: float | timedelta | None = DEFAULT_TIMEOUT
+    read_timeout: float | timedelta | None = DEFAULT_TIMEOUT
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name,
                                _seconds("TimeoutConfig", f.name, getattr(self, f.name)))
+
+    def seconds(self) -> tuple[float | None, float | None, float | None]:
+        """(timeout, connect_timeout, read_timeout) in seconds, None for no limit."""
+        # __post_init__ made every field float seconds or None.
+        return cast(tuple[float | None, float | None, float | None],
+                    (self.timeout, self.connect_timeout, self.read_timeout))
 
 
 def retry_config(config: RetryConfig | None, retries: int, backoff: float | None = None

@@ -168,8 +168,8 @@ class Transport:
             content_type = routes.JSON
         if content_type:
             headers["Content-Type"] = content_type
-        deadline = None if self.timeout_config.timeout is None \
-            else time.monotonic() + self.timeout_config.timeout
+        limit = self.timeout_config.seconds()[0]
+        deadline = None if limit is None else time.monotonic() + limit
         policy = self._policy
         fresh_retry = idempotent
         while True:
@@ -203,7 +203,7 @@ class Transport:
     # The flat settings, kept as attributes: each maps onto (and replaces) the config.
     @property
     def timeout(self) -> float | None:
-        return self.timeout_config.read_timeout
+        return self.timeout_config.seconds()[2]
 
     @timeout.setter
     def timeout(self, seconds: float | None) -> None:
@@ -238,17 +238,16 @@ class Transport:
 
     def _attempt(self, deadline: float | None) -> AttemptTimeout:
         """This attempt's (connect, read) timeouts, cut to what is left of the call."""
-        config = self.timeout_config
+        _, connect, read = self.timeout_config.seconds()
         if deadline is None:
-            return config.connect_timeout, config.read_timeout
+            return connect, read
         left = max(deadline - time.monotonic(), 0.001)
-        return _least(config.connect_timeout, left), _least(config.read_timeout, left)
+        return _least(connect, left), _least(read, left)
 
     def _waited(self, exc: requests.RequestException) -> float | None:
         """The limit a failed attempt hit, for its message."""
-        config = self.timeout_config
-        limit = config.connect_timeout if _never_sent(exc) else config.read_timeout
-        return _least(limit, config.timeout)
+        total, connect, read = self.timeout_config.seconds()
+        return _least(connect if _never_sent(exc) else read, total)
 
     def _pause(self, delay: float, deadline: float | None) -> bool:
         """Wait ``delay`` before the next attempt; False (no wait) when the wait would

@@ -311,11 +311,14 @@ def test_flat_arguments_are_shorthands() -> None:
 
 @pytest.mark.parametrize(("make", "message"), [
     (lambda: RetryConfig(retries=-1), r"retries=\.\.\.\) must be a whole number >= 0"),
-    (lambda: RetryConfig(read_retries=1.5), r"read_retries=.*whole number"),
+    (lambda: RetryConfig(read_retries=1.5),  # type: ignore[arg-type]
+     r"read_retries=.*whole number"),
     (lambda: RetryConfig(backoff_factor=-0.1), r"backoff_factor=.*seconds >= 0"),
     (lambda: RetryConfig(statuses=[200, 503]), r"statuses 400-599.*200"),
-    (lambda: RetryConfig(statuses="503"), r"collection of HTTP status codes"),
-    (lambda: TimeoutConfig(read_timeout="5"), r"read_timeout=.*seconds >= 0"),
+    (lambda: RetryConfig(statuses="503"),  # type: ignore[arg-type]
+     r"collection of HTTP status codes"),
+    (lambda: TimeoutConfig(read_timeout="5"),  # type: ignore[arg-type]
+     r"read_timeout=.*seconds >= 0"),
     (lambda: TimeoutConfig(timeout=float("inf")), r"timeout=.*or None for no limit"),
     (lambda: nsframe.connect("http://127.0.0.1:9", retries=5, retry_config=RetryConfig()),
      r"retries= or retry_config=, not both"),
