@@ -390,10 +390,17 @@ def _transport_error(method: str, url: str, exc: requests.RequestException,
         )
         cls = RequestTimeoutError if isinstance(exc, requests.Timeout) else TransportError
         return cls(unknown)
+    if isinstance(exc, requests.Timeout) and _never_sent(exc):
+        return RequestTimeoutError(
+            f"{method} {url} could not connect within {timeout}s: the server is "
+            "unreachable or too busy to accept; check the URL, or raise connect_timeout "
+            "(nsframe.TimeoutConfig)."
+        )
     if isinstance(exc, requests.Timeout):
         return RequestTimeoutError(
             f"{method} {url} got no answer within {timeout}s: the server is busy or "
-            "unreachable; raise timeout= in connect() if the work is slow."
+            "unreachable; raise timeout= in connect() (or read_timeout in "
+            "nsframe.TimeoutConfig) if the work is slow."
         )
     return TransportError(
         f"{method} {url} failed: could not talk to the server ({exc}). "

@@ -266,6 +266,39 @@ def test_read_timeout_is_not_the_connect_timeout(sender: str, silent_url: str) -
         client.describe_namespace("db")
 
 
+@pytest.fixture
+def full_backlog_url() -> Iterator[str]:
+    """A port whose accept queue is full: the kernel drops new SYNs, so connecting hangs
+    (a real connect timeout, on loopback)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(0)
+        port = sock.getsockname()[1]
+        fillers = []
+        for _ in range(4):
+            filler = socket.socket()
+            filler.setblocking(False)
+            try:
+                filler.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            fillers.append(filler)
+        time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+        for filler in fillers:
+            filler.close()
+
+
+@pytest.mark.parametrize("sender", ("session", "fastpath"))
+def test_connect_timeout_is_not_the_read_timeout(sender: str, full_backlog_url: str) -> None:
+    client = Client(full_backlog_url, retry_config=RetryConfig(retries=0),
+                    timeout_config=TimeoutConfig(connect_timeout=0.3, read_timeout=30))
+    if sender == "session":
+        client._sender = client._session
+    with pytest.raises(RequestTimeoutError, match=r"could not connect within 0\.3s"):
+        client.create_namespace("db")  # never sent, so not "may have been committed"
+
+
 @pytest.mark.parametrize("sender", ("session", "fastpath"))
 def test_deadline_cuts_the_read_timeout(sender: str, silent_url: str) -> None:
     client = Client(silent_url, timeout_config=TimeoutConfig(timeout=0.3, read_timeout=30))
