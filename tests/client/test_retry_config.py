@@ -278,10 +278,7 @@ def full_backlog_url() -> Iterator[str]:
         for _ in range(4):
             filler = socket.socket()
             filler.setblocking(False)
-            try:
-                filler.connect(("127.0.0.1", port))
-            except BlockingIOError:
-                pass
+            filler.connect_ex(("127.0.0.1", port))  # in progress: no wait
             fillers.append(filler)
         time.sleep(0.1)
         yield f"http://127.0.0.1:{port}"
