@@ -328,6 +328,17 @@ def test_connect_takes_the_configs_to_the_embedded_server() -> None:
         assert conn.create_table("t", {"id": [1, 2]}).count_rows() == 2
 
 
+def test_a_tuned_connection_works_against_the_real_server(base_url: str, ns: str) -> None:
+    retry = RetryConfig(retries=2, read_retries=1, backoff_factor=0.01, backoff_jitter=0.01)
+    timeouts = TimeoutConfig(timeout=30, connect_timeout=5, read_timeout=10)
+    with nsframe.connect(base_url, retry_config=retry, timeout_config=timeouts) as conn:
+        assert isinstance(conn.client._sender, FastPath)
+        table = conn.create_table(f"{ns}$t", {"id": [1, 2, 3]})
+        table.insert({"id": [4]})
+        assert table.count_rows() == 4
+        assert sorted(table.to_arrow().column("id").to_pylist()) == [1, 2, 3, 4]
+
+
 def test_flat_arguments_are_shorthands() -> None:
     with nsframe.connect(tempfile.mkdtemp(), timeout=5, retries=2) as conn:
         assert conn.client.timeout_config == TimeoutConfig(timeout=5, connect_timeout=5,
