@@ -191,7 +191,7 @@ class Transport:
                 continue
             if idempotent and resp.status_code in self.retry_config.statuses:
                 nxt = _next_try(policy, method, url, None, idempotent)
-                hinted = _hinted(resp.headers.get("Retry-After"))
+                hinted = retry_after(resp.headers.get("Retry-After"))
                 wait = nxt.get_backoff_time() if nxt is not None and hinted is None else hinted
                 if nxt is not None and wait is not None and self._pause(wait, deadline):
                     resp.close()
@@ -252,10 +252,10 @@ class Transport:
     def _pause(self, delay: float, deadline: float | None) -> bool:
         """Wait ``delay`` before the next attempt; False (no wait) when the wait would
         outlast the call's deadline: a call with timeout=3 never sleeps on Retry-After: 30."""
-        delay = min(delay, MAX_RETRY_DELAY)
+        # The wait asked for is what must fit the deadline; only then is it capped.
         if deadline is not None and time.monotonic() + delay > deadline:
             return False
-        time.sleep(delay)
+        time.sleep(min(delay, MAX_RETRY_DELAY))
         return True
 
     def call_json(self, method: str, template: str, ident: str | None = None, *,
@@ -273,11 +273,6 @@ class Transport:
 
 def _least(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else min(a, b)
-
-
-def _hinted(value: str | None) -> float | None:
-    wait = retry_after(value)
-    return None if wait is None else min(wait, MAX_RETRY_DELAY)
 
 
 def _next_try(policy: urllib3.Retry, method: str, url: str,

@@ -211,6 +211,18 @@ def test_retry_after_past_the_deadline_is_refused(sender: str, client_for: Any) 
 
 
 @pytest.mark.parametrize("sender", SENDERS)
+def test_a_long_retry_after_is_not_cut_to_fit(sender: str, client_for: Any) -> None:
+    # Waits are capped at 30 s; the server's 40 s is compared with the deadline before
+    # the cap, so the call does not come back early after 30 s to be refused again.
+    script = Script([answer(503, "40"), answer(200)])
+    client = client_for(sender, script, retry_config=QUICK,
+                        timeout_config=TimeoutConfig(timeout=35))
+    with pytest.raises(ServiceUnavailableError):
+        client.describe_namespace("db")
+    assert len(script.times) == 1
+
+
+@pytest.mark.parametrize("sender", SENDERS)
 def test_writes_are_not_retried(sender: str, client_for: Any) -> None:
     script = Script([answer(503, "0")])
     client = client_for(sender, script, retry_config=QUICK)
