@@ -17,6 +17,7 @@ import typing as _typing
 from nsframe import exceptions
 from nsframe._changes import MergeInsert, MergeResult
 from nsframe._client import Client
+from nsframe._client.config import RetryConfig, TimeoutConfig
 from nsframe._connection import Connection, connect, get_default, set_default
 from nsframe._history import History
 from nsframe._models import (
@@ -82,12 +83,14 @@ __all__ = [
     "ReadOnlyTableError",
     "Ref",
     "RequestTimeoutError",
+    "RetryConfig",
     "Table",
     "TableInfo",
     "TableNotFoundError",
     "TableStatistics",
     "Tag",
     "Tags",
+    "TimeoutConfig",
     "Transaction",
     "TransportError",
     "Version",

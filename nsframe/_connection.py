@@ -24,8 +24,8 @@ from urllib.parse import unquote
 
 from nsframe import _frames
 from nsframe._client import Client
+from nsframe._client.config import DEFAULT_RETRIES, DEFAULT_TIMEOUT, RetryConfig, TimeoutConfig
 from nsframe._client.inprocess import InProcess
-from nsframe._client.transport import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from nsframe._models import Transaction
 from nsframe._namespace import Namespace, list_all
 from nsframe._protocol.defaults import API_KEY_ENV, DEFAULT_ROOT, TOKEN_ENV, URL_ENV
@@ -520,6 +520,8 @@ def connect(
     delimiter: str = DEFAULT_DELIMITER,
     timeout: float | None = DEFAULT_TIMEOUT,
     retries: int = DEFAULT_RETRIES,
+    retry_config: RetryConfig | None = None,
+    timeout_config: TimeoutConfig | None = None,
 ) -> Connection:
     """Connect to a service, or serve a local folder and connect to that.
 
@@ -533,12 +535,20 @@ def connect(
         headers: Extra headers for every request.
         context: Sent as ``x-service-ctx-<key>`` headers.
         delimiter: The id delimiter (``$``).
-        timeout: Seconds to wait for each answer.
-        retries: Retries of idempotent calls on 429/503 or a broken connection.
+        timeout: Shorthand for ``TimeoutConfig(timeout=t, connect_timeout=t,
+            read_timeout=t)``: seconds for the whole call, and for each connect and read.
+        retries: Shorthand for ``RetryConfig(retries=n)``: retries of idempotent calls on
+            429, 502, 503, 504 or a broken connection.
+        retry_config: How calls are retried (`nsframe.RetryConfig`); instead of
+            ``retries``.
+        timeout_config: How long calls wait (`nsframe.TimeoutConfig`); instead of
+            ``timeout``.
 
     Raises:
         ValueError: ``url`` has a scheme other than http, https or file (``"htp://..."``),
-            or is a ``host:port`` without one; nothing is written then.
+            or is a ``host:port`` without one; nothing is written then. Also when
+            ``retries`` and ``retry_config`` (or ``timeout`` and ``timeout_config``)
+            are both given.
         ImportError: a local folder needs the server extra, which is not installed.
 
     Example:
@@ -556,7 +566,9 @@ def connect(
     api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
     token = token if token is not None else os.environ.get(TOKEN_ENV)
     options: dict[str, Any] = {"database": database, "headers": headers, "context": context,
-                               "delimiter": delimiter, "timeout": timeout, "retries": retries}
+                               "delimiter": delimiter, "timeout": timeout, "retries": retries,
+                               "retry_config": retry_config,
+                               "timeout_config": timeout_config}
     if _is_remote(url):
         return Connection(Client(url, api_key=api_key, token=token, **options))
     # A file URL is percent-encoded (``Path.as_uri()`` writes a space as %20).

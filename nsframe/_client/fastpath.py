@@ -40,6 +40,8 @@ POOL_SIZE = 64
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 Body = bytes | Iterator[bytes] | None
+# Seconds to wait: one number for both, or (connect, read) as requests takes them.
+Timeout = float | tuple[float | None, float | None] | None
 
 
 class Sender(Protocol):
@@ -48,7 +50,7 @@ class Sender(Protocol):
 
     def request(self, method: str, url: str, *, params: Mapping[str, str] | None = ...,
                 data: Body = ..., headers: Mapping[str, str] | None = ...,
-                timeout: float | None = ..., stream: bool = ...) -> requests.Response: ...
+                timeout: Timeout = ..., stream: bool = ...) -> requests.Response: ...
 
 
 class FastPath:
@@ -89,7 +91,7 @@ class FastPath:
 
     def request(self, method: str, url: str, *, params: Mapping[str, str] | None = None,
                 data: Body = None, headers: Mapping[str, str] | None = None,
-                timeout: float | None = None, stream: bool = False) -> requests.Response:
+                timeout: Timeout = None, stream: bool = False) -> requests.Response:
         """What ``session.request`` would answer for these arguments."""
         if self._stands_aside(url):
             return self._session.request(method, url, params=params, data=data,
@@ -98,13 +100,14 @@ class FastPath:
             url = f"{url}?{urlencode(list(params.items()))}"
         sent = request_headers(self._session, method, data, headers)
         chunked = "Transfer-Encoding" in sent
+        connect, read = timeout if isinstance(timeout, tuple) else (timeout, timeout)
         request = request_record(method, url, sent)
         try:
             raw = self._pool.urlopen(
                 method, url[len(self._origin):], body=data, headers=sent,
                 redirect=False, assert_same_host=False, preload_content=False,
                 decode_content=False, retries=self._adapter.max_retries,
-                timeout=urllib3.Timeout(connect=timeout, read=timeout), chunked=chunked,
+                timeout=urllib3.Timeout(connect=connect, read=read), chunked=chunked,
             )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise _as_requests_error(exc, request) from exc

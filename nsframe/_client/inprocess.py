@@ -35,7 +35,7 @@ from requests.hooks import dispatch_hook
 from requests.structures import CaseInsensitiveDict
 from urllib3.exceptions import ProtocolError
 
-from nsframe._client.fastpath import Body, request_headers, request_record
+from nsframe._client.fastpath import Body, Timeout, request_headers, request_record
 
 # The scope key that tells the server's endpoint the request came in process.
 IN_PROCESS = "nsframe.in_process"
@@ -84,7 +84,7 @@ class InProcess:
 
     def request(self, method: str, url: str, *, params: Mapping[str, str] | None = None,
                 data: Body = None, headers: Mapping[str, str] | None = None,
-                timeout: float | None = None, stream: bool = False) -> requests.Response:
+                timeout: Timeout = None, stream: bool = False) -> requests.Response:
         """What the server would answer this request over HTTP. ``timeout`` does not
         apply: there is no connection to lose, and the work is this thread's own."""
         if self._closed:

@@ -25,10 +25,12 @@ class Client(ChangeOperations):
         headers: Extra headers for every request.
         context: Sent as ``x-service-ctx-<key>`` headers on every request.
         delimiter: The identifier delimiter; sent as ``?delimiter=`` when not ``$``.
-        timeout: Seconds to wait for the server (connect and each read).
-        retries: How many times an idempotent call is retried on 429/503 or a
-            broken connection.
-        backoff: First retry delay in seconds; doubled each attempt, with jitter.
+        timeout: Shorthand for ``TimeoutConfig(timeout=t, connect_timeout=t,
+            read_timeout=t)``.
+        retries: Shorthand for ``RetryConfig(retries=n)``.
+        backoff: Shorthand for ``RetryConfig(backoff_factor=...)``, with ``retries``.
+        retry_config: How calls are retried (`nsframe.RetryConfig`).
+        timeout_config: How long calls wait (`nsframe.TimeoutConfig`).
 
     Each method returns the decoded JSON answer (an Arrow table for `query`) and raises
     the `nsframe.exceptions` class the error body names. The operations that change

@@ -3,9 +3,9 @@ mapping of error answers onto `nsframe.exceptions`."""
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import json as jsonlib
-import random
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -15,6 +15,15 @@ from urllib.parse import quote
 import requests
 import urllib3
 
+from nsframe._client.config import (
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    MAX_RETRY_DELAY,
+    RetryConfig,
+    TimeoutConfig,
+)
+from nsframe._client.config import retry_config as _retry_config
+from nsframe._client.config import timeout_config as _timeout_config
 from nsframe._client.fastpath import FastPath, Sender
 from nsframe._client.hints import client_message
 from nsframe._client.wire import decode_json
@@ -28,11 +37,8 @@ from nsframe.exceptions import (
     error_class_for,
 )
 
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_RETRIES = 3
-RETRY_STATUSES = frozenset({429, 503})
-# Never sleep longer than this for one retry, whatever Retry-After says.
-MAX_RETRY_DELAY = 30.0
+# Per attempt: (connect, read) seconds, None for no limit; what requests takes.
+AttemptTimeout = tuple[float | None, float | None]
 
 _Self = TypeVar("_Self", bound="Transport")
 
@@ -70,18 +76,19 @@ class Transport:
         delimiter: str = DEFAULT_DELIMITER,
         timeout: float | None = DEFAULT_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
-        backoff: float = 0.25,
+        backoff: float | None = None,
+        retry_config: RetryConfig | None = None,
+        timeout_config: TimeoutConfig | None = None,
     ) -> None:
         if not delimiter:
             raise ValueError("delimiter must be a non-empty string, such as '$'.")
-        if retries < 0:
+        if isinstance(retries, int) and not isinstance(retries, bool) and retries < 0:
             raise ValueError(f"retries must be >= 0, got {retries}.")
         self.base_url = base_url.rstrip("/")
         self.database = database
         self.delimiter = delimiter
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
+        self.retry_config = _retry_config(retry_config, retries, backoff)
+        self.timeout_config = _timeout_config(timeout_config, timeout)
         self.context = dict(context or {})
         self.closed = False
         self._has_api_key = api_key is not None
@@ -161,16 +168,14 @@ class Transport:
             content_type = routes.JSON
         if content_type:
             headers["Content-Type"] = content_type
-        attempts = self.retries + 1 if idempotent else 1
-        # Waits between attempts come out of the call's own timeout (see `_pause`).
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        limit = self.timeout_config.seconds()[0]
+        deadline = None if limit is None else time.monotonic() + limit
+        policy = self._policy
         fresh_retry = idempotent
-        attempt = 0
         while True:
-            last = attempt >= attempts - 1
             try:
                 resp = self._sender.request(method, url, params=query, data=body,
-                                            headers=headers, timeout=self.timeout,
+                                            headers=headers, timeout=self._attempt(deadline),
                                             stream=stream)
             except requests.RequestException as exc:
                 if fresh_retry and _dropped(exc):
@@ -178,33 +183,79 @@ class Transport:
                     # sent again at once, once, on a fresh connection, whatever `retries`.
                     fresh_retry = False
                     continue
-                # A connection that failed (or broke) is retried; a slow answer is not,
-                # since the server may still be working on it.
-                if isinstance(exc, requests.ConnectionError) and not last \
-                        and self._pause(attempt, None, deadline):
-                    attempt += 1
-                    continue
-                raise _transport_error(method, url, exc, self.timeout,
-                                       write=not idempotent) from exc
-            if resp.status_code in RETRY_STATUSES and not last and self._pause(
-                    attempt, retry_after(resp.headers.get("Retry-After")), deadline):
-                resp.close()
-                attempt += 1
+                nxt = _next_try(policy, method, url, exc, idempotent)
+                if nxt is None or not self._pause(nxt.get_backoff_time(), deadline):
+                    raise _transport_error(method, url, exc, self._waited(exc),
+                                           write=not idempotent) from exc
+                policy = nxt
                 continue
+            if idempotent and resp.status_code in self.retry_config.statuses:
+                nxt = _next_try(policy, method, url, None, idempotent)
+                hinted = retry_after(resp.headers.get("Retry-After"))
+                wait = nxt.get_backoff_time() if nxt is not None and hinted is None else hinted
+                if nxt is not None and wait is not None and self._pause(wait, deadline):
+                    resp.close()
+                    policy = nxt
+                    continue
             raise_for_response(resp)
             return resp
 
-    def _pause(self, attempt: int, hinted: float | None, deadline: float | None) -> bool:
-        """Wait before attempt ``attempt + 1``; False (no wait) when the wait would outlast
-        the call's timeout: a call with timeout=3 never sleeps 30 s on a Retry-After."""
-        if hinted is not None:
-            delay = hinted
-        else:
-            delay = self.backoff * (2 ** attempt) * (0.5 + random.random())
-        delay = min(delay, MAX_RETRY_DELAY)
+    # The flat settings, kept as attributes: each maps onto (and replaces) the config.
+    @property
+    def timeout(self) -> float | None:
+        return self.timeout_config.seconds()[2]
+
+    @timeout.setter
+    def timeout(self, seconds: float | None) -> None:
+        self.timeout_config = _timeout_config(None, seconds)
+
+    @property
+    def retries(self) -> int:
+        return self.retry_config.retries
+
+    @retries.setter
+    def retries(self, count: int) -> None:
+        self.retry_config = dataclasses.replace(self.retry_config, retries=count,
+                                                connect_retries=None, read_retries=None)
+
+    @property
+    def backoff(self) -> float:
+        return self.retry_config.backoff_factor
+
+    @backoff.setter
+    def backoff(self, seconds: float) -> None:
+        self.retry_config = dataclasses.replace(self.retry_config, backoff_factor=seconds)
+
+    @property
+    def retry_config(self) -> RetryConfig:
+        """How calls are retried (`nsframe.RetryConfig`)."""
+        return self._retry_config
+
+    @retry_config.setter
+    def retry_config(self, config: RetryConfig) -> None:
+        self._retry_config = config
+        self._policy = config.policy()
+
+    def _attempt(self, deadline: float | None) -> AttemptTimeout:
+        """This attempt's (connect, read) timeouts, cut to what is left of the call."""
+        _, connect, read = self.timeout_config.seconds()
+        if deadline is None:
+            return connect, read
+        left = max(deadline - time.monotonic(), 0.001)
+        return _least(connect, left), _least(read, left)
+
+    def _waited(self, exc: requests.RequestException) -> float | None:
+        """The limit a failed attempt hit, for its message."""
+        total, connect, read = self.timeout_config.seconds()
+        return _least(connect if _never_sent(exc) else read, total)
+
+    def _pause(self, delay: float, deadline: float | None) -> bool:
+        """Wait ``delay`` before the next attempt; False (no wait) when the wait would
+        outlast the call's deadline: a call with timeout=3 never sleeps on Retry-After: 30."""
+        # The wait asked for is what must fit the deadline; only then is it capped.
         if deadline is not None and time.monotonic() + delay > deadline:
             return False
-        time.sleep(delay)
+        time.sleep(min(delay, MAX_RETRY_DELAY))
         return True
 
     def call_json(self, method: str, template: str, ident: str | None = None, *,
@@ -218,6 +269,29 @@ class Transport:
         """POST ``body`` (``{}`` by default) as JSON; the JSON answer."""
         return self.call_json("POST", template, ident, idempotent=idempotent,
                               json=body if body is not None else {}, **options)
+
+
+def _least(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _next_try(policy: urllib3.Retry, method: str, url: str,
+              exc: requests.RequestException | None, idempotent: bool) -> urllib3.Retry | None:
+    """The retry counter after this failure, or None when the call must not be sent again:
+    counts spent, a write that may have reached the server, or a read that timed out
+    (the server may still be working on it)."""
+    error: Exception | None = None
+    if exc is not None:
+        if _never_sent(exc):
+            error = urllib3.exceptions.ConnectTimeoutError()  # urllib3's "connect" kind
+        elif idempotent and _dropped(exc):
+            error = urllib3.exceptions.ProtocolError()  # its "read" kind
+        else:
+            return None
+    try:
+        return policy.increment(method, url, error=error)
+    except urllib3.exceptions.MaxRetryError:
+        return None
 
 
 def _settle_environment(session: requests.Session, base_url: str) -> None:
@@ -311,10 +385,17 @@ def _transport_error(method: str, url: str, exc: requests.RequestException,
         )
         cls = RequestTimeoutError if isinstance(exc, requests.Timeout) else TransportError
         return cls(unknown)
+    if isinstance(exc, requests.Timeout) and _never_sent(exc):
+        return RequestTimeoutError(
+            f"{method} {url} could not connect within {timeout}s: the server is "
+            "unreachable or too busy to accept; check the URL, or raise connect_timeout "
+            "(nsframe.TimeoutConfig)."
+        )
     if isinstance(exc, requests.Timeout):
         return RequestTimeoutError(
             f"{method} {url} got no answer within {timeout}s: the server is busy or "
-            "unreachable; raise timeout= in connect() if the work is slow."
+            "unreachable; raise timeout= in connect() (or read_timeout in "
+            "nsframe.TimeoutConfig) if the work is slow."
         )
     return TransportError(
         f"{method} {url} failed: could not talk to the server ({exc}). "
