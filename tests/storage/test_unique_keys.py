@@ -240,15 +240,20 @@ def test_lancedb_remote_client_merges_on_its_key(fleet: list[ServerProcess]) -> 
     tables = [dbs[n % len(dbs)].open_table(name) for n in range(WRITERS)]
     assert tables[1].schema.field("id").metadata == {PK.encode(): b"true"}
 
+    upsert_race(tables, schema)
+    held = tables[0].search().limit(100).to_arrow().column("id").to_pylist()
+    assert sorted(held) == [1, 2, 3, 4]
+
+
+def upsert_race(tables: list[Any], schema: pa.Schema) -> None:
+    """Ids 1-4, each upserted by every LanceDB table handle at once."""
     def merge(n: int, key: int) -> Any:
         return (tables[n].merge_insert("id").when_matched_update_all()
                 .when_not_matched_insert_all()
                 .execute(pa.table({"id": [key], "label": [f"w{n}"]}, schema=schema)))
 
     for key in range(1, 5):
-        race([partial(merge, n, key) for n in range(WRITERS)])
-    held = tables[0].search().limit(100).to_arrow().column("id").to_pylist()
-    assert sorted(held) == [1, 2, 3, 4]
+        race([partial(merge, n, key) for n in range(len(tables))])
 
 
 def test_lancedb_namespace_connection_merges_on_its_key(servers: list[ServerProcess]) -> None:
@@ -265,13 +270,7 @@ def test_lancedb_namespace_connection_merges_on_its_key(servers: list[ServerProc
     tables = [dbs[n % len(dbs)].open_table("t", namespace_path=[ns]) for n in range(WRITERS)]
     assert tables[1].schema.field("id").metadata == {PK.encode(): b"true"}
 
-    def merge(n: int, key: int) -> Any:
-        return (tables[n].merge_insert("id").when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(pa.table({"id": [key], "label": [f"w{n}"]}, schema=schema)))
-
-    for key in range(1, 5):
-        race([partial(merge, n, key) for n in range(WRITERS)])
+    upsert_race(tables, schema)
     held = dbs[1].open_table("t", namespace_path=[ns]).to_arrow().column("id").to_pylist()
     assert sorted(held) == [1, 2, 3, 4]
 
