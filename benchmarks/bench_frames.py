@@ -1,0 +1,220 @@
+"""The frame boundary: ``nsframe._frames.to_pandas(table)`` against pyarrow's own
+``table.to_pandas()`` (with and without nullable ``types_mapper``) of the same table.
+
+Shapes (all single-chunk unless named ``chunked``):
+
+- ``arrow``: a query result of a table written from Arrow (no pandas metadata): int64 id,
+  string text (a tenth null), 128-d float32 vector, float64 score (a tenth null), float32
+  ``_distance``;
+- ``pandas``: the same result of a table written from a pandas frame, so it carries
+  pyarrow's pandas metadata (with nsframe's additions): int64 id, nullable ``Int64``,
+  ``str``, a categorical, tz-aware timestamps, the vector, and the undescribed
+  ``_distance`` a query adds;
+- sizes: 10 rows, 10,000 rows, and 1,000,000 rows without the vector column (also cut
+  in 8,192-row chunks, as a scan answers).
+
+``main`` is `to_pandas` as it is on the ``main`` branch (``git show main:...``, loaded
+as a module of its own), so the before and after figures come from one run; each output
+is checked equal (values and dtypes) to ``main``'s. Cases are interleaved, their order
+rotating. Each sample is the mean of a batch of calls; medians of the samples are shown.
+
+    .venv/bin/python benchmarks/bench_frames.py             # all sizes
+    .venv/bin/python benchmarks/bench_frames.py --quick     # fewer samples, 100k not 1M
+    .venv/bin/python benchmarks/bench_frames.py --profile   # cProfile of the small cases
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib.util
+import io
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DIM, median, print_table, write_results
+
+from nsframe import _frames
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def baseline_module(revision: str) -> ModuleType | None:
+    """``nsframe/_frames.py`` at ``revision``, imported as a module of its own."""
+    try:
+        source = subprocess.run(["git", "show", f"{revision}:nsframe/_frames.py"], cwd=ROOT,
+                                check=True, capture_output=True, text=True).stdout
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return None
+    path = Path(tempfile.mkdtemp(prefix="nsframe-bench-")) / "frames_baseline.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("frames_baseline", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def arrow_result(rows: int, vectors: bool = True) -> pa.Table:
+    rng = np.random.default_rng(rows)
+    ids = np.arange(rows, dtype=np.int64)
+    nulls = ids % 10 == 3
+    columns: dict[str, Any] = {
+        "id": ids,
+        "text": pa.array([f"document number {i}" for i in range(rows)], pa.string(),
+                         mask=nulls),
+    }
+    if vectors:
+        values = pa.array(rng.random(rows * DIM, dtype=np.float32))
+        columns["vector"] = pa.FixedSizeListArray.from_arrays(values, DIM)
+    columns["score"] = pa.array(rng.random(rows), pa.float64(), mask=nulls)
+    columns["_distance"] = pa.array(rng.random(rows, dtype=np.float32))
+    return pa.table(columns)
+
+
+def pandas_result(rows: int, vectors: bool = True) -> pa.Table:
+    """What a query answers on a table written from a pandas frame: nsframe's own
+    conversion (`to_source`), plus the ``_distance`` column the metadata does not know."""
+    rng = np.random.default_rng(rows)
+    ids = np.arange(rows, dtype=np.int64)
+    frame = pd.DataFrame({
+        "id": ids,
+        "count": pd.array(np.where(ids % 10 == 3, None, ids), dtype="Int64"),
+        "text": pd.Series([f"document number {i}" for i in range(rows)], dtype="str"),
+        "kind": pd.Categorical(np.array(["a", "b", "c"])[ids % 3], categories=["c", "b", "a"]),
+        "at": pd.date_range("2024-01-01", periods=rows, freq="s", tz="Europe/Paris"),
+    })
+    if vectors:
+        frame["vector"] = list(rng.random((rows, DIM), dtype=np.float32))
+    source = _frames.to_source(frame)
+    table = pa.Table.from_batches(list(source.batches), schema=source.schema)
+    table = table.append_column("_distance", pa.array(rng.random(rows, dtype=np.float32)))
+    return table.combine_chunks()
+
+
+def chunked(table: pa.Table, rows: int = 8192) -> pa.Table:
+    return pa.Table.from_batches(table.to_batches(max_chunksize=rows))
+
+
+def shapes(quick: bool) -> dict[str, tuple[pa.Table, int]]:
+    """name -> (table, calls per sample)."""
+    large = 100_000 if quick else 1_000_000
+    out: dict[str, tuple[pa.Table, int]] = {}
+    for kind, make in (("arrow", arrow_result), ("pandas", pandas_result)):
+        out[f"{kind} 10"] = (make(10), 200)
+        out[f"{kind} 10k"] = (make(10_000), 5)
+        big = make(large, vectors=False)
+        out[f"{kind} {large // 1000}k no-vec"] = (big, 1)
+        out[f"{kind} {large // 1000}k no-vec chunked"] = (chunked(big), 1)
+    return out
+
+
+def cases(table: pa.Table, main: ModuleType | None) -> dict[str, Callable[[], Any]]:
+    mapper = _frames._nullable_mapper(pd)
+    found: dict[str, Callable[[], Any]] = {
+        "pyarrow": table.to_pandas,
+        "pyarrow+mapper": lambda: table.to_pandas(types_mapper=mapper),
+        "nsframe": lambda: _frames.to_pandas(table),
+    }
+    if main is not None:
+        found["main"] = lambda: main.to_pandas(table)
+    return found
+
+
+def check_same(table: pa.Table, main: ModuleType | None) -> None:
+    if main is None:
+        return
+    for backend in _frames.PANDAS_BACKENDS:
+        got = _frames.to_pandas(table, dtype_backend=backend)
+        want = main.to_pandas(table, dtype_backend=backend)
+        assert list(got.dtypes) == list(want.dtypes), (backend, got.dtypes, want.dtypes)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+def sample(run: Callable[[], Any], calls: int) -> float:
+    started = time.perf_counter()
+    for _ in range(calls):
+        run()
+    return (time.perf_counter() - started) / calls
+
+
+def measure(table: pa.Table, calls: int, samples: int,
+            main: ModuleType | None) -> dict[str, list[float]]:
+    runs = cases(table, main)
+    for run in runs.values():
+        run()  # warm-up: caches, first-call imports
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    names = list(runs)
+    for attempt in range(samples):
+        shift = attempt % len(names)
+        for name in names[shift:] + names[:shift]:
+            times[name].append(sample(runs[name], calls))
+    return times
+
+
+def profile(table: pa.Table, run: Callable[[pa.Table], Any], label: str) -> None:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(2000):
+        run(table)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(15)
+    print(f"\n--- cProfile, 2,000 calls: {label}")
+    print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--samples", type=int, default=None)
+    parser.add_argument("--baseline", default="main", help="git revision to compare with")
+    parser.add_argument("--profile", action="store_true")
+    opts = parser.parse_args()
+    samples = opts.samples or (7 if opts.quick else 21)
+    main_module = baseline_module(opts.baseline)
+    if main_module is None:
+        print(f"(no baseline: git show {opts.baseline} failed)")
+    tables = shapes(opts.quick)
+    if opts.profile:
+        for name in ("arrow 10", "pandas 10"):
+            table = tables[name][0]
+            if main_module is not None:
+                profile(table, main_module.to_pandas, f"{name}, {opts.baseline}")
+            profile(table, _frames.to_pandas, f"{name}, this checkout")
+        return
+    rows: list[list[object]] = []
+    results: dict[str, Any] = {}
+    for name, (table, calls) in tables.items():
+        check_same(table, main_module)
+        times = measure(table, calls, samples if calls > 1 else max(3, samples // 3),
+                        main_module)
+        medians = {case: median(t) * 1e3 for case, t in times.items()}
+        base = medians["pyarrow"]
+        rows.append([name, base, medians["pyarrow+mapper"] / base,
+                     *([medians["main"], medians["main"] / base] if "main" in medians
+                       else ["-", "-"]),
+                     medians["nsframe"], medians["nsframe"] / base])
+        results[name] = {"rows": table.num_rows, "chunks": table.column(0).num_chunks,
+                         "median_ms": medians, "all_s": times}
+    print_table(["shape", "pyarrow ms", "+mapper x", f"{opts.baseline} ms",
+                 f"{opts.baseline} x", "nsframe ms", "nsframe x"], rows)
+    path = write_results("frames", {"samples": samples, "shapes": results})
+    print(f"\nwrote {path.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
