@@ -16,7 +16,8 @@ Shapes (all single-chunk unless named ``chunked``):
 ``main`` is `to_pandas` as it is on the ``main`` branch (``git show main:...``, loaded
 as a module of its own), so the before and after figures come from one run; each output
 is checked equal (values and dtypes) to ``main``'s. Cases are interleaved, their order
-rotating. Each sample is the mean of a batch of calls; medians of the samples are shown.
+rotating. Each sample is the mean of a batch of calls, in wall time and in this process's
+CPU time (less sensitive to a busy machine); medians of the samples are shown.
 
     .venv/bin/python benchmarks/bench_frames.py             # all sizes
     .venv/bin/python benchmarks/bench_frames.py --quick     # fewer samples, 100k not 1M
@@ -144,24 +145,30 @@ def check_same(table: pa.Table, main: ModuleType | None) -> None:
         pd.testing.assert_frame_equal(got, want, check_exact=True)
 
 
-def sample(run: Callable[[], Any], calls: int) -> float:
-    started = time.perf_counter()
+def sample(run: Callable[[], Any], calls: int) -> tuple[float, float]:
+    """Wall and CPU seconds per call. On a shared machine other processes inflate wall
+    time far more than this process's CPU time; but pyarrow converts large tables on
+    several threads, whose CPU time adds up beyond the wall time. Both are kept."""
+    wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(calls):
         run()
-    return (time.perf_counter() - started) / calls
+    return (time.perf_counter() - wall) / calls, (time.process_time() - cpu) / calls
 
 
 def measure(table: pa.Table, calls: int, samples: int,
-            main: ModuleType | None) -> dict[str, list[float]]:
+            main: ModuleType | None) -> dict[str, dict[str, list[float]]]:
+    """case -> {"wall": [...], "cpu": [...]} seconds per call, one value per sample."""
     runs = cases(table, main)
     for run in runs.values():
         run()  # warm-up: caches, first-call imports
-    times: dict[str, list[float]] = {name: [] for name in runs}
+    times: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": []} for name in runs}
     names = list(runs)
     for attempt in range(samples):
         shift = attempt % len(names)
         for name in names[shift:] + names[:shift]:
-            times[name].append(sample(runs[name], calls))
+            wall, cpu = sample(runs[name], calls)
+            times[name]["wall"].append(wall)
+            times[name]["cpu"].append(cpu)
     return times
 
 
@@ -196,22 +203,25 @@ def main() -> None:
                 profile(table, main_module.to_pandas, f"{name}, {opts.baseline}")
             profile(table, _frames.to_pandas, f"{name}, this checkout")
         return
-    rows: list[list[object]] = []
+    rows: dict[str, list[list[object]]] = {"wall": [], "cpu": []}
     results: dict[str, Any] = {}
     for name, (table, calls) in tables.items():
         check_same(table, main_module)
         times = measure(table, calls, samples if calls > 1 else max(3, samples // 3),
                         main_module)
-        medians = {case: median(t) * 1e3 for case, t in times.items()}
-        base = medians["pyarrow"]
-        rows.append([name, base, medians["pyarrow+mapper"] / base,
-                     *([medians["main"], medians["main"] / base] if "main" in medians
-                       else ["-", "-"]),
-                     medians["nsframe"], medians["nsframe"] / base])
         results[name] = {"rows": table.num_rows, "chunks": table.column(0).num_chunks,
-                         "median_ms": medians, "all_s": times}
-    print_table(["shape", "pyarrow ms", "+mapper x", f"{opts.baseline} ms",
-                 f"{opts.baseline} x", "nsframe ms", "nsframe x"], rows)
+                         "calls_per_sample": calls, "seconds": times}
+        for clock, out in rows.items():
+            ms = {case: median(t[clock]) * 1e3 for case, t in times.items()}
+            base = ms["pyarrow"]
+            out.append([name, base, ms["pyarrow+mapper"] / base,
+                        *([ms["main"], ms["main"] / base] if "main" in ms else ["-", "-"]),
+                        ms["nsframe"], ms["nsframe"] / base])
+            results[name][f"median_{clock}_ms"] = ms
+    for clock, out in rows.items():
+        print(f"\n{clock} time per call (median); x = ratio to pyarrow's table.to_pandas()")
+        print_table(["shape", "pyarrow ms", "+mapper x", f"{opts.baseline} ms",
+                     f"{opts.baseline} x", "nsframe ms", "nsframe x"], out)
     path = write_results("frames", {"samples": samples, "shapes": results})
     print(f"\nwrote {path.relative_to(ROOT)}")
 
