@@ -3,6 +3,8 @@
 
 Shapes (all single-chunk unless named ``chunked``):
 
+- ``issue``: the issue's k=10 result (int64 id, string text, 128-d vector, float32
+  ``_distance``; no nulls, no pandas metadata);
 - ``arrow``: a query result of a table written from Arrow (no pandas metadata): int64 id,
   string text (a tenth null), 128-d float32 vector, float64 score (a tenth null), float32
   ``_distance``;
@@ -10,8 +12,8 @@ Shapes (all single-chunk unless named ``chunked``):
   pyarrow's pandas metadata (with nsframe's additions): int64 id, nullable ``Int64``,
   ``str``, a categorical, tz-aware timestamps, the vector, and the undescribed
   ``_distance`` a query adds;
-- sizes: 10 rows, 10,000 rows, and 1,000,000 rows without the vector column (also cut
-  in 8,192-row chunks, as a scan answers).
+- sizes: 10 rows, 10,000 rows (also in 1,000-row chunks), and 1,000,000 rows without
+  the vector column (also in 8,192-row chunks, as a scan answers).
 
 ``main`` is `to_pandas` as it is on the ``main`` branch (``git show main:...``, loaded
 as a module of its own), so the before and after figures come from one run; each output
@@ -86,6 +88,18 @@ def arrow_result(rows: int, vectors: bool = True) -> pa.Table:
     return pa.table(columns)
 
 
+def issue_result(rows: int) -> pa.Table:
+    """The issue's k=10 result: id, text, vector, ``_distance``, no nulls, no metadata."""
+    rng = np.random.default_rng(rows)
+    return pa.table({
+        "id": np.arange(rows, dtype=np.int64),
+        "text": pa.array([f"document number {i}" for i in range(rows)], pa.string()),
+        "vector": pa.FixedSizeListArray.from_arrays(
+            pa.array(rng.random(rows * DIM, dtype=np.float32)), DIM),
+        "_distance": pa.array(rng.random(rows, dtype=np.float32)),
+    })
+
+
 def pandas_result(rows: int, vectors: bool = True) -> pa.Table:
     """What a query answers on a table written from a pandas frame: nsframe's own
     conversion (`to_source`), plus the ``_distance`` column the metadata does not know."""
@@ -113,10 +127,11 @@ def chunked(table: pa.Table, rows: int = 8192) -> pa.Table:
 def shapes(quick: bool) -> dict[str, tuple[pa.Table, int]]:
     """name -> (table, calls per sample)."""
     large = 100_000 if quick else 1_000_000
-    out: dict[str, tuple[pa.Table, int]] = {}
+    out: dict[str, tuple[pa.Table, int]] = {"issue 10": (issue_result(10), 200)}
     for kind, make in (("arrow", arrow_result), ("pandas", pandas_result)):
         out[f"{kind} 10"] = (make(10), 200)
         out[f"{kind} 10k"] = (make(10_000), 5)
+        out[f"{kind} 10k chunked"] = (chunked(make(10_000), 1000), 5)
         big = make(large, vectors=False)
         out[f"{kind} {large // 1000}k no-vec"] = (big, 1)
         out[f"{kind} {large // 1000}k no-vec chunked"] = (chunked(big), 1)

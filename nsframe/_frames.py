@@ -44,6 +44,9 @@ PANDAS_BACKENDS = ("numpy_nullable", "pyarrow", "numpy")
 MAX_STORED_CATEGORIES = 10_000
 # Rows of a pandas frame with vector columns are converted this many bytes at a time.
 PANDAS_SLICE_BYTES = 4 << 20
+# Smaller tables are converted on the calling thread: handing ten rows' columns to
+# pyarrow's thread pool costs more (about 35 us of 180) than it saves (bench_frames.py).
+THREADED_FROM_ROWS = 65_536
 # A flat column in chunks of fewer rows than this (on average) is combined before it
 # becomes pandas (`_combined`).
 COMBINE_BELOW_ROWS = 1024
@@ -106,7 +109,8 @@ def to_pandas(table: pa.Table, *, dtype_backend: str | None = "numpy_nullable") 
     if plan.metadata is not None:
         table = table.replace_schema_metadata(plan.metadata)
     # One pyarrow call converts every column (`_plan` says how).
-    frame = table.to_pandas(types_mapper=plan.mapper)
+    frame = table.to_pandas(types_mapper=plan.mapper,
+                            use_threads=table.num_rows >= THREADED_FROM_ROWS)
     for name in plan.arrow_typed:
         if name in frame.columns:  # not an index level
             frame[name] = pd.arrays.ArrowExtensionArray(table.column(name))
