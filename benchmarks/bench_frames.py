@@ -212,7 +212,7 @@ def main() -> None:
         print(f"(no baseline: git show {opts.baseline} failed)")
     tables = shapes(opts.quick)
     if opts.profile:
-        for name in ("arrow 10", "pandas 10"):
+        for name in ("issue 10", "pandas 10"):
             table = tables[name][0]
             if main_module is not None:
                 profile(table, main_module.to_pandas, f"{name}, {opts.baseline}")

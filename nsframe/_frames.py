@@ -115,6 +115,8 @@ def to_pandas(table: pa.Table, *, dtype_backend: str | None = "numpy_nullable") 
         if name in frame.columns:  # not an index level
             frame[name] = pd.arrays.ArrowExtensionArray(table.column(name))
     for categories in plan.categoricals:
+        if _already_restored(table, categories):
+            continue
         # By position: a lookup by name would build the column index's hash table.
         column = frame.iloc[:, categories.position]
         if isinstance(column.dtype, pd.CategoricalDtype):
@@ -129,8 +131,24 @@ class _Categories:
     """What the metadata says of a categorical column that Lance does not keep."""
 
     position: int  # of the column in the frame
+    field: int  # of the column in the table
     stored: pd.Index | None  # the frame's categories (`_mark_arrow_dtypes`), in order
     ordered: bool
+    # The stored categories as the column's dictionary, if a column with this dictionary
+    # comes out of pyarrow with exactly ``stored`` as its categories.
+    dictionary: pa.Array | None
+
+
+def _already_restored(table: pa.Table, want: _Categories) -> bool:
+    """Whether pyarrow's conversion of the column gives what `_restore_categories` would
+    make of it, seen on the Arrow side: no pandas column to look up (the common case)."""
+    column = table.column(want.field)
+    if want.ordered and not column.type.ordered:
+        return False
+    if want.stored is None:
+        return True
+    return want.dictionary is not None and column.num_chunks > 0 \
+        and all(chunk.dictionary.equals(want.dictionary) for chunk in column.chunks)
 
 
 @dataclass(frozen=True)
@@ -187,7 +205,8 @@ def _plan(pd: Any, raw: bytes | None, names: tuple[str, ...], types: tuple[pa.Da
     if len(meta.get("column_indexes") or []) > 1:  # tuples as labels: none is a field name
         frame_columns = []
     categoricals = tuple(
-        _categories(pd, c, frame_columns.index(c["field_name"])) for c in entries
+        _categories(pd, c, frame_columns.index(c["field_name"]), names.index(c["field_name"]),
+                    types[names.index(c["field_name"])]) for c in entries
         # Only a column whose label is its field name was restored by name, and only a
         # label that names one column can be found by name.
         if c.get("field_name") in encoded and c.get("name") == c["field_name"]
@@ -259,16 +278,28 @@ def _dedupe_dictionary(chunk: pa.DictionaryArray) -> pa.DictionaryArray:
                                           ordered=chunk.type.ordered)
 
 
-def _categories(pd: Any, entry: dict[str, Any], position: int) -> _Categories:
+def _categories(pd: Any, entry: dict[str, Any], position: int, field: int,
+                type_: pa.DictionaryType) -> _Categories:
     stored = entry.get("nsframe_categories")
-    index = None
+    index = dictionary = None
     if isinstance(stored, list):
         try:
             index = pd.Index(stored)
         except (TypeError, ValueError):  # not categories pandas can have: leave them
             index = None
-    return _Categories(position, index,
-                       bool((entry.get("metadata") or {}).get("ordered")))
+    if index is not None:
+        try:
+            dictionary = pa.array(stored, type_.value_type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            dictionary = None
+    if dictionary is not None:
+        # What pyarrow makes of this dictionary must be the stored categories exactly.
+        empty = pa.DictionaryArray.from_arrays(pa.array([], type_.index_type), dictionary)
+        made = empty.to_pandas().cat.categories
+        if index is None or not (made.dtype == index.dtype and made.equals(index)):
+            dictionary = None
+    return _Categories(position, field, index,
+                       bool((entry.get("metadata") or {}).get("ordered")), dictionary)
 
 
 def _restore_categories(column: pd.Series, want: _Categories) -> pd.Series | None:

@@ -398,9 +398,20 @@ def test_integer_categories_take_the_stored_dtype() -> None:
     narrow = pa.DictionaryArray.from_arrays(codes, pa.array([3, 1], pa.int32()))
     answer = pa.Table.from_arrays([narrow], schema=pa.schema(
         [("c", narrow.type)], metadata=table.schema.metadata))
-    back = _frames.to_pandas(answer)
-    assert back["c"].cat.categories.dtype == np.int64
-    pd.testing.assert_frame_equal(back, frame, check_exact=True)
+    for each in (table, answer):
+        back = _frames.to_pandas(each)
+        assert back["c"].cat.categories.dtype == np.int64
+        pd.testing.assert_frame_equal(back, frame, check_exact=True)
+
+
+def test_a_dictionary_with_repeated_values_beside_stored_categories() -> None:
+    frame = pd.DataFrame({"c": pd.Categorical(["a", "b"], categories=["a", "b"])})
+    table = stored(frame)
+    repeated = pa.DictionaryArray.from_arrays(pa.array([0, 2], pa.int8()),
+                                              pa.array(["a", "a", "b"]))
+    answer = pa.Table.from_arrays([repeated], schema=pa.schema(
+        [("c", repeated.type)], metadata=table.schema.metadata))
+    pd.testing.assert_frame_equal(_frames.to_pandas(answer), frame, check_exact=True)
 
 
 def test_categoricals_beside_an_index_and_under_tuple_labels() -> None:
