@@ -425,3 +425,21 @@ def test_categoricals_beside_an_index_and_under_tuple_labels() -> None:
     multi.columns = pd.MultiIndex.from_tuples([("x", "1"), ("c", "2")])
     back = _frames.to_pandas(pa.Table.from_pandas(multi))
     pd.testing.assert_frame_equal(back, multi, check_exact=True)
+
+
+@pytest.mark.parametrize("rows", [100, 5000], ids=["small-chunks", "large-chunks"])
+def test_chunked_results_convert_as_one_chunk_would(rows: int) -> None:
+    """Only some columns are combined before conversion (vectors, small pieces)."""
+    n = 3 * rows
+    whole = pa.table({
+        "i": pa.array(range(n), pa.int64(), mask=np.arange(n) % 7 == 0),
+        "s": pa.array([f"s{i}" for i in range(n)], mask=np.arange(n) % 5 == 0),
+        "v": pa.FixedSizeListArray.from_arrays(pa.array(np.arange(2 * n, dtype=np.float32)), 2),
+        "c": pa.array(["a", "b", "c"] * rows).dictionary_encode(),
+    })
+    pieces = pa.Table.from_batches(whole.to_batches(max_chunksize=rows))
+    assert pieces.column("i").num_chunks == 3
+    for backend in _frames.PANDAS_BACKENDS:
+        pd.testing.assert_frame_equal(_frames.to_pandas(pieces, dtype_backend=backend),
+                                      _frames.to_pandas(whole, dtype_backend=backend),
+                                      check_exact=True)
