@@ -172,9 +172,9 @@ class _PandasPlan:
 def _combined(table: pa.Table, nested: frozenset[int]) -> pa.Table:
     """``table`` with the columns that convert faster as one chunk made one chunk.
 
-    Measured (bench_frames.py, 1M rows): flat columns convert as fast in pieces of
-    COMBINE_BELOW_ROWS rows or more, and combining them first costs up to 2x; nested ones
-    (vectors) and small pieces convert faster combined.
+    Measured (1M flat rows; vectors at 100k): flat columns in pieces of 1,024 rows or
+    more convert faster as they are (8k rows: 8.6 ms, 13.6 ms combined first; 256 rows:
+    24.6 ms, 19.4 ms combined); vectors convert faster combined (30 ms against 45 ms).
     """
     for index, column in enumerate(table.columns):
         chunks = column.num_chunks
