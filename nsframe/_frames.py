@@ -11,6 +11,7 @@ polars only matters to whoever asks for a polars frame.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import sys
@@ -43,6 +44,12 @@ PANDAS_BACKENDS = ("numpy_nullable", "pyarrow", "numpy")
 MAX_STORED_CATEGORIES = 10_000
 # Rows of a pandas frame with vector columns are converted this many bytes at a time.
 PANDAS_SLICE_BYTES = 4 << 20
+# Smaller tables are converted on the calling thread: handing ten rows' columns to
+# pyarrow's thread pool costs more (about 35 us of 180) than it saves (bench_frames.py).
+THREADED_FROM_ROWS = 65_536
+# A flat column in chunks of fewer rows than this (on average) is combined before it
+# becomes pandas (`_combined`).
+COMBINE_BELOW_ROWS = 1024
 
 
 def _pandas() -> Any:
@@ -92,31 +99,147 @@ def to_pandas(table: pa.Table, *, dtype_backend: str | None = "numpy_nullable") 
         raise ValueError(
             f"dtype_backend must be one of {', '.join(PANDAS_BACKENDS)}; got {dtype_backend!r}."
         )
-    table = unique_dictionaries(table)
-    if backend != "pyarrow" and any(c.num_chunks > 1 for c in table.columns):
-        # Converting one contiguous chunk per column is about 3x faster than many pieces.
-        table = table.combine_chunks()
-    meta = _pandas_metadata(table.schema)
-    arrow_typed = {str(c.get("field_name")) for c in meta.get("columns") or []
-                   if str(c.get("numpy_type", "")).endswith("[pyarrow]")} & set(table.column_names)
+    schema = table.schema
+    plan = _plan(pd, (schema.metadata or {}).get(b"pandas"), tuple(schema.names),
+                 tuple(schema.types), backend)
+    if plan.dictionaries:
+        table = unique_dictionaries(table)
+    if backend != "pyarrow":
+        table = _combined(table, plan.nested)
+    if plan.metadata is not None:
+        table = table.replace_schema_metadata(plan.metadata)
+    # One pyarrow call converts every column (`_plan` says how).
+    frame = table.to_pandas(types_mapper=plan.mapper,
+                            use_threads=table.num_rows >= THREADED_FROM_ROWS)
+    for name in plan.arrow_typed:
+        if name in frame.columns:  # not an index level
+            frame[name] = pd.arrays.ArrowExtensionArray(table.column(name))
+    for categories in plan.categoricals:
+        if _already_restored(table, categories):
+            continue
+        # By position: a lookup by name would build the column index's hash table.
+        column = frame.iloc[:, categories.position]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            restored = _restore_categories(column, categories)
+            if restored is not None:
+                frame.isetitem(categories.position, restored)
+    return frame
+
+
+@dataclass(frozen=True)
+class _Categories:
+    """What the metadata says of a categorical column that Lance does not keep."""
+
+    position: int  # of the column in the frame
+    field: int  # of the column in the table
+    stored: pd.Index | None  # the frame's categories (`_mark_arrow_dtypes`), in order
+    ordered: bool
+    # The stored categories as the column's dictionary, if a column with this dictionary
+    # comes out of pyarrow with exactly ``stored`` as its categories.
+    dictionary: pa.Array | None
+
+
+def _already_restored(table: pa.Table, want: _Categories) -> bool:
+    """Whether pyarrow's conversion of the column gives what `_restore_categories` would
+    make of it, seen on the Arrow side: no pandas column to look up (the common case)."""
+    column = table.column(want.field)
+    if want.ordered and not column.type.ordered:
+        return False
+    if want.stored is None:
+        return True
+    return want.dictionary is not None and column.num_chunks > 0 \
+        and all(chunk.dictionary.equals(want.dictionary) for chunk in column.chunks)
+
+
+@dataclass(frozen=True)
+class _PandasPlan:
+    """How `to_pandas` converts tables of one schema, worked out once per schema."""
+
+    # Schema metadata to convert with instead of the table's own, or None to keep it.
+    metadata: dict[bytes, bytes] | None
+    # The ``types_mapper`` of the one ``to_pandas`` call.
+    mapper: Any
+    # Columns stored as ArrowDtype, rebuilt after the call (pyarrow cannot).
+    arrow_typed: tuple[str, ...]
+    # Columns that may come out categorical, and what to restore of them.
+    categoricals: tuple[_Categories, ...]
+    # Whether any column is dictionary-encoded (else `unique_dictionaries` has no work).
+    dictionaries: bool
+    # Positions of the columns of nested types (lists, vectors, structs).
+    nested: frozenset[int]
+
+
+def _combined(table: pa.Table, nested: frozenset[int]) -> pa.Table:
+    """``table`` with the columns that convert faster as one chunk made one chunk.
+
+    Measured (1M flat rows; vectors at 100k): flat columns in pieces of 1,024 rows or
+    more convert faster as they are (8k rows: 8.6 ms, 13.6 ms combined first; 256 rows:
+    24.6 ms, 19.4 ms combined); vectors convert faster combined (30 ms against 45 ms).
+    """
+    for index, column in enumerate(table.columns):
+        chunks = column.num_chunks
+        if chunks > 1 and (index in nested or len(column) < chunks * COMBINE_BELOW_ROWS):
+            table = table.set_column(index, table.schema.field(index), column.combine_chunks())
+    return table
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(pd: Any, raw: bytes | None, names: tuple[str, ...], types: tuple[pa.DataType, ...],
+          backend: str) -> _PandasPlan:
+    """The conversion plan for a schema: its names, types and raw pandas metadata.
+
+    Parsing the metadata and deciding each column's dtype cost more than converting a
+    small result, so the plan is cached; each part depends only on the arguments.
+    """
+    meta = _parse_pandas_metadata(raw)
+    entries = [c for c in meta.get("columns") or [] if isinstance(c, dict)]
+    present = set(names)
+    arrow_typed = {str(c.get("field_name")) for c in entries
+                   if str(c.get("numpy_type", "")).endswith("[pyarrow]")} & present
+    # Only dictionary columns come out categorical (pandas has no other way from Arrow).
+    encoded = {name for name, type_ in zip(names, types, strict=True)
+               if pa.types.is_dictionary(type_)}
+    # The frame's columns are the table's less the index levels, in the same order.
+    levels = {c for c in meta.get("index_columns") or [] if isinstance(c, str)}
+    frame_columns = [name for name in names if name not in levels]
+    if len(meta.get("column_indexes") or []) > 1:  # tuples as labels: none is a field name
+        frame_columns = []
+    categoricals = tuple(
+        _categories(pd, c, frame_columns.index(c["field_name"]), names.index(c["field_name"]),
+                    types[names.index(c["field_name"])]) for c in entries
+        # Only a column whose label is its field name was restored by name, and only a
+        # label that names one column can be found by name.
+        if c.get("field_name") in encoded and c.get("name") == c["field_name"]
+        and frame_columns.count(c["field_name"]) == 1)
     if arrow_typed:
         # pyarrow cannot rebuild ArrowDtype columns from the metadata: do it ourselves.
         entries = [dict(c, numpy_type="object") if c.get("field_name") in arrow_typed else c
-                   for c in meta.get("columns") or []]
-        table = table.replace_schema_metadata({
-            **(table.schema.metadata or {}),
-            b"pandas": json.dumps({**meta, "columns": entries}).encode(),
-        })
+                   for c in entries]
+    nullable = _nullable_types(pd)
+    mapper = None
     if backend == "pyarrow":
-        return table.to_pandas(types_mapper=pd.ArrowDtype)
-    frame = table.to_pandas() if backend == "numpy" else _to_nullable(pd, table)
-    for name in arrow_typed & set(frame.columns):
-        frame[name] = pd.arrays.ArrowExtensionArray(table.column(name))
-    for entry in meta.get("columns") or []:
-        name = entry.get("field_name")
-        if name in frame.columns and isinstance(frame[name].dtype, pd.CategoricalDtype):
-            frame[name] = _restore_categories(pd, frame[name], entry)
-    return frame
+        mapper = pd.ArrowDtype
+    elif backend == "numpy_nullable":
+        described = {str(c.get("field_name")) for c in entries} & present
+        if not described:
+            mapper = nullable.get
+        else:
+            # The metadata's dtypes win for the columns it describes; the others get
+            # their nullable dtype from an entry of their own, as if the frame had had it
+            # (prepended: pyarrow counts index entries from the end).
+            added = [{"name": name, "field_name": name, "pandas_type": "",
+                      "numpy_type": str(nullable[type_]), "metadata": None}
+                     for name, type_ in zip(names, types, strict=True)
+                     if name not in described and type_ in nullable]
+            entries = added + entries
+    changed = entries != meta.get("columns")
+    metadata = {b"pandas": json.dumps({**meta, "columns": entries}).encode()} \
+        if changed and meta else None
+    if backend == "pyarrow":  # every column is an ArrowDtype already
+        arrow_typed, categoricals = set(), ()
+    return _PandasPlan(metadata=metadata, mapper=mapper, arrow_typed=tuple(sorted(arrow_typed)),
+                       categoricals=categoricals, dictionaries=bool(encoded),
+                       nested=frozenset(i for i, t in enumerate(types) if pa.types.is_nested(t)))
 
 
 def unique_dictionaries(table: pa.Table) -> pa.Table:
@@ -155,31 +278,48 @@ def _dedupe_dictionary(chunk: pa.DictionaryArray) -> pa.DictionaryArray:
                                           ordered=chunk.type.ordered)
 
 
-def _restore_categories(pd: Any, column: pd.Series, entry: dict[str, Any]) -> pd.Series:
+def _categories(pd: Any, entry: dict[str, Any], position: int, field: int,
+                type_: pa.DictionaryType) -> _Categories:
     stored = entry.get("nsframe_categories")
-    if isinstance(stored, list) and set(column.cat.categories) <= set(stored):
-        column = column.cat.set_categories(pd.Index(stored))
-    if (entry.get("metadata") or {}).get("ordered"):
+    index = dictionary = None
+    if isinstance(stored, list):
+        try:
+            index = pd.Index(stored)
+        except (TypeError, ValueError):  # not categories pandas can have: leave them
+            index = None
+    if index is not None:
+        try:
+            dictionary = pa.array(stored, type_.value_type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            dictionary = None
+    if dictionary is not None:
+        # What pyarrow makes of this dictionary must be the stored categories exactly.
+        empty = pa.DictionaryArray.from_arrays(pa.array([], type_.index_type), dictionary)
+        made = empty.to_pandas().cat.categories
+        if index is None or not (made.dtype == index.dtype and made.equals(index)):
+            dictionary = None
+    return _Categories(position, field, index,
+                       bool((entry.get("metadata") or {}).get("ordered")), dictionary)
+
+
+def _restore_categories(column: pd.Series, want: _Categories) -> pd.Series | None:
+    """``column`` with the categories and order it was stored with; None if it has them."""
+    categories, changed = column.cat.categories, False
+    stored = want.stored
+    if stored is not None and not (categories.dtype == stored.dtype and categories.equals(stored)) \
+            and set(categories) <= set(stored):
+        column, changed = column.cat.set_categories(stored), True
+    if want.ordered and not column.cat.ordered:
         # Lance keeps dictionaries but not their "ordered" flag; the metadata has it.
-        column = column.cat.as_ordered()
-    return column
-
-
-def _to_nullable(pd: Any, table: pa.Table) -> pd.DataFrame:
-    mapper = _nullable_mapper(pd)
-    described = _described_columns(table.schema)
-    if not described:
-        return table.to_pandas(types_mapper=mapper)
-    frame = table.to_pandas()
-    for name in table.column_names:
-        if name not in described and name in frame.columns:
-            converted = pa.table({name: table.column(name)}).to_pandas(types_mapper=mapper)
-            frame[name] = converted[name].array
-    return frame
+        column, changed = column.cat.as_ordered(), True
+    return column if changed else None
 
 
 def _pandas_metadata(schema: pa.Schema) -> dict[str, Any]:
-    raw = (schema.metadata or {}).get(b"pandas")
+    return _parse_pandas_metadata((schema.metadata or {}).get(b"pandas"))
+
+
+def _parse_pandas_metadata(raw: bytes | None) -> dict[str, Any]:
     try:
         meta = json.loads(raw) if raw else {}
     except ValueError:
@@ -187,8 +327,10 @@ def _pandas_metadata(schema: pa.Schema) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def _nullable_mapper(pd: Any) -> Any:
-    mapping = {
+@functools.cache
+def _nullable_types(pd: Any) -> dict[pa.DataType, Any]:
+    """Arrow types whose pandas dtype under ``numpy_nullable`` is a masked one."""
+    return {
         pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(),
         pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype(),
         pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
@@ -196,14 +338,11 @@ def _nullable_mapper(pd: Any) -> Any:
         pa.bool_(): pd.BooleanDtype(), pa.float32(): pd.Float32Dtype(),
         pa.float64(): pd.Float64Dtype(),
     }
-    return mapping.get
 
 
-def _described_columns(schema: pa.Schema) -> set[str]:
-    """Columns (and index columns) the stored pandas metadata gives a dtype for."""
-    entries = _pandas_metadata(schema).get("columns") or []
-    names = {str(c.get("field_name")) for c in entries if isinstance(c, dict)}
-    return names & set(schema.names)
+def _nullable_mapper(pd: Any) -> Any:
+    """The ``types_mapper`` for ``numpy_nullable``."""
+    return _nullable_types(pd).get
 
 
 def to_polars(table: pa.Table) -> pl.DataFrame:

@@ -335,3 +335,111 @@ def test_duplicate_dictionary_values_become_one_category_each() -> None:
     column = table.column("c").chunk(0)
     assert column.dictionary.to_pylist() == ["a", "b", "c"]
     assert column.to_pylist() == ["a", "b", "c", "a", "c"]
+
+
+# ------------------------------------------------- the conversion plan, cached per schema
+def stored(frame: pd.DataFrame) -> pa.Table:
+    """``frame`` as nsframe stores it: Arrow with pyarrow's pandas metadata (and ours)."""
+    source = _frames.to_source(frame)
+    return pa.Table.from_batches(list(source.batches), schema=source.schema)
+
+
+def test_undescribed_columns_get_nullable_dtypes_beside_described_ones() -> None:
+    """A query adds columns the metadata does not know (``_distance``); they are nullable
+    even when a described column of the same Arrow type stays numpy."""
+    table = stored(pd.DataFrame({"n": np.array([1, 2], dtype=np.int64),
+                                 "f": np.array([0.5, 1.5], dtype=np.float32)}))
+    table = table.append_column("extra", pa.array([7, None], pa.int64())) \
+        .append_column("_distance", pa.array([0.25, None], pa.float32())) \
+        .append_column("flag", pa.array([True, None]))
+    frame = _frames.to_pandas(table)
+    assert [str(t) for t in frame.dtypes] == ["int64", "float32", "Int64", "Float32", "boolean"]
+    assert frame["extra"].tolist() == [7, pd.NA]
+    assert frame["flag"].tolist() == [True, pd.NA]
+    numpy = _frames.to_pandas(table, dtype_backend="numpy")
+    assert [str(t) for t in numpy.dtypes] == ["int64", "float32", "float64", "float32", "object"]
+
+
+def test_same_columns_with_other_metadata_are_planned_apart() -> None:
+    described = stored(pd.DataFrame({"x": np.array([1, 2], dtype=np.int64)}))
+    bare = described.replace_schema_metadata(None)
+    assert described.schema == bare.schema  # equal without metadata: no shared plan
+    assert str(_frames.to_pandas(described)["x"].dtype) == "int64"
+    assert str(_frames.to_pandas(bare)["x"].dtype) == "Int64"
+    assert str(_frames.to_pandas(described)["x"].dtype) == "int64"
+
+
+def test_an_index_and_a_query_column_come_back_together() -> None:
+    frame = pd.DataFrame({"x": pd.array([1, None], dtype="Int16")},
+                         index=pd.Index(["a", "b"], name="key"))
+    table = stored(frame).append_column("_distance", pa.array([0.5, 0.25], pa.float32()))
+    back = _frames.to_pandas(table)
+    expected = frame.assign(_distance=pd.array([0.5, 0.25], dtype="Float32"))
+    pd.testing.assert_frame_equal(back, expected, check_exact=True)
+
+
+def test_stored_categories_are_restored_only_where_they_differ() -> None:
+    frame = pd.DataFrame({"c": pd.Categorical(["b", "a"], categories=["b", "a", "z"]),
+                          "o": pd.Categorical(["x", "y"], ordered=True)})
+    table = stored(frame)
+    # Lance answers with only the categories in use, and without the "ordered" flag.
+    narrowed = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()), pa.array(["b", "a"]))
+    unordered = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()), pa.array(["x", "y"]))
+    answer = pa.Table.from_arrays([narrowed, unordered], schema=pa.schema(
+        [("c", narrowed.type), ("o", unordered.type)], metadata=table.schema.metadata))
+    for each in (table, answer):
+        pd.testing.assert_frame_equal(_frames.to_pandas(each), frame, check_exact=True)
+
+
+def test_integer_categories_take_the_stored_dtype() -> None:
+    frame = pd.DataFrame({"c": pd.Categorical([3, 1], categories=[3, 1])})
+    table = stored(frame)
+    codes = pa.array([0, 1], pa.int8())
+    narrow = pa.DictionaryArray.from_arrays(codes, pa.array([3, 1], pa.int32()))
+    answer = pa.Table.from_arrays([narrow], schema=pa.schema(
+        [("c", narrow.type)], metadata=table.schema.metadata))
+    for each in (table, answer):
+        back = _frames.to_pandas(each)
+        assert back["c"].cat.categories.dtype == np.int64
+        pd.testing.assert_frame_equal(back, frame, check_exact=True)
+
+
+def test_a_dictionary_with_repeated_values_beside_stored_categories() -> None:
+    frame = pd.DataFrame({"c": pd.Categorical(["a", "b"], categories=["a", "b"])})
+    table = stored(frame)
+    repeated = pa.DictionaryArray.from_arrays(pa.array([0, 2], pa.int8()),
+                                              pa.array(["a", "a", "b"]))
+    answer = pa.Table.from_arrays([repeated], schema=pa.schema(
+        [("c", repeated.type)], metadata=table.schema.metadata))
+    pd.testing.assert_frame_equal(_frames.to_pandas(answer), frame, check_exact=True)
+
+
+def test_categoricals_beside_an_index_and_under_tuple_labels() -> None:
+    frame = pd.DataFrame({"x": [1, 2], "c": pd.Categorical(["b", "b"], categories=["a", "b"])},
+                         index=pd.Index(["k1", "k2"], name="key"))
+    table = stored(frame)
+    narrowed = pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int8()), pa.array(["b"]))
+    answer = table.set_column(table.schema.get_field_index("c"), "c", narrowed)
+    pd.testing.assert_frame_equal(_frames.to_pandas(answer), frame, check_exact=True)
+    multi = frame.copy()
+    multi.columns = pd.MultiIndex.from_tuples([("x", "1"), ("c", "2")])
+    back = _frames.to_pandas(pa.Table.from_pandas(multi))
+    pd.testing.assert_frame_equal(back, multi, check_exact=True)
+
+
+@pytest.mark.parametrize("rows", [100, 5000], ids=["small-chunks", "large-chunks"])
+def test_chunked_results_convert_as_one_chunk_would(rows: int) -> None:
+    """Only some columns are combined before conversion (vectors, small pieces)."""
+    n = 3 * rows
+    whole = pa.table({
+        "i": pa.array(range(n), pa.int64(), mask=np.arange(n) % 7 == 0),
+        "s": pa.array([f"s{i}" for i in range(n)], mask=np.arange(n) % 5 == 0),
+        "v": pa.FixedSizeListArray.from_arrays(pa.array(np.arange(2 * n, dtype=np.float32)), 2),
+        "c": pa.array(["a", "b", "c"] * rows).dictionary_encode(),
+    })
+    pieces = pa.Table.from_batches(whole.to_batches(max_chunksize=rows))
+    assert pieces.column("i").num_chunks == 3
+    for backend in _frames.PANDAS_BACKENDS:
+        pd.testing.assert_frame_equal(_frames.to_pandas(pieces, dtype_backend=backend),
+                                      _frames.to_pandas(whole, dtype_backend=backend),
+                                      check_exact=True)
