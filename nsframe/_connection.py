@@ -145,18 +145,26 @@ class Connection:
 
     def create_table(self, ident: str, data: Any = None, schema: Any = None, *,
                      mode: str = "create", exist_ok: bool = False,
-                     properties: Mapping[str, str] | None = None) -> Table:
+                     properties: Mapping[str, str] | None = None,
+                     embedding: Any = None, embed_batch_size: int | None = None) -> Table:
         """Create a table from ``data`` and/or an Arrow ``schema``; return a handle on it.
 
         With neither, the table is only declared; the first insert creates it.
         As in LanceDB: ``mode="create"`` raises `TableAlreadyExistsError` if the table
         exists, unless ``exist_ok=True`` (then the existing table is returned, its rows
         unchanged); ``mode="overwrite"`` replaces its rows with ``data``.
+
+        ``embedding``: an embedding function (``text`` to ``vector``), an
+        ``EmbeddingFunctionConfig`` naming other columns, or a list of them. The table
+        records them in its schema metadata (LanceDB's format), fills missing vectors on
+        every insert (``embed_batch_size`` texts per call), and embeds text queries. A
+        ``schema`` that already records functions (one made by LanceDB) works the same.
+        See docs/embeddings.md.
         """
         wire_mode = wire_create_mode(mode, exist_ok)
         table = self.table(ident)
         check_dotted_id(self._client, ident, table)
-        body = _arrow_body(data, schema)
+        body = _arrow_body(data, schema, embedding, table.id, embed_batch_size)
         if body is None:
             try:
                 self._client.declare_table(table.id, properties=properties)
@@ -327,11 +335,21 @@ def _serve_in_thread() -> Any:
     return serve_in_thread
 
 
-def _arrow_body(data: Any, schema: Any) -> Iterator[bytes] | None:
+def _arrow_body(data: Any, schema: Any, embedding: Any = None, table_id: str = "",
+                embed_batch_size: int | None = None) -> Iterator[bytes] | None:
     """A create request's body: ``data`` (or an empty table of ``schema``) as an Arrow
     IPC stream, or None when there is neither (a request with no body)."""
     if data is None and schema is None:
+        if embedding is not None:
+            raise ValueError("embedding= needs data or a schema to create the table from.")
         return None
+    if embedding is not None or (schema is not None and schema.metadata
+                                 and b"embedding_functions" in schema.metadata):
+        from nsframe.embeddings import _apply
+
+        source = _apply.create_source(data, schema, _apply.as_configs(embedding), table_id,
+                                      batch_size=embed_batch_size)
+        return _frames.ipc_stream_chunks(source.batches, source.schema)
     if data is None:
         import pyarrow as pa
 

@@ -79,6 +79,9 @@ class Query:
     k: int | None = None
     skip: int | None = None
     options: tuple[tuple[str, Any], ...] = ()
+    # The text a vector was embedded from (for a reranker), and the reranker.
+    query_text: str | None = None
+    reranker: Any = None
 
     # ------------------------------------------------------------------ builders
     def where(self, sql: str, params: Sequence[Any] | bool | None = None, *,
@@ -194,6 +197,22 @@ class Query:
         """The same query on a branch of the table."""
         return replace(self, ref=Ref(branch=name or None))
 
+    def rerank(self, reranker: Any = None, query_string: str | None = None) -> Query:
+        """Re-order the results with ``reranker`` (`nsframe.rerankers`; default
+        reciprocal rank fusion), in this client. A hybrid search then runs its vector
+        and full-text halves apart and the reranker fuses them (LanceDB's ``rerank``).
+        ``query_string`` is the text a reranker such as a cross-encoder reads (by default
+        the text that was searched)."""
+        if reranker is None:
+            from nsframe.rerankers import RRFReranker
+
+            reranker = RRFReranker()
+        if not hasattr(reranker, "rerank_hybrid"):
+            raise TypeError(f"rerank() takes a reranker from nsframe.rerankers, got "
+                            f"{reranker!r}.")
+        text = query_string if query_string is not None else self.query_text
+        return replace(self, reranker=reranker, query_text=text)
+
     # ------------------------------------------------------------------ the body
     def request_body(self) -> dict[str, Any]:
         """The JSON body the terminals send (``QueryTableRequest``); nothing is sent.
@@ -263,6 +282,10 @@ class Query:
         callable ``(rows_done, bytes_done)``, False for nothing, or None: a bar once
         more than a million rows have arrived, when someone watches.
         """
+        if self.reranker is not None:
+            from nsframe.rerankers import run
+
+            return run(self)
         meter = Progress(progress, total_rows=None, desc=f"query {self.ident}",
                          show_by_default=False, auto_rows=_upload.AUTO_PROGRESS_ROWS)
         try:
