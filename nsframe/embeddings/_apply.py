@@ -72,7 +72,7 @@ def fill_vectors(source: _frames.Source, configs: Sequence[EmbeddingSpec | Embed
 
     A vector column the data already has is kept as it is; a function whose source column
     the data lacks is skipped (an update of other columns). A null source gives a null
-    vector.
+    vector. The vectors are all computed before this returns (a stream is read whole).
     """
     size = check_batch_size(batch_size)
     names = source.schema.names
@@ -92,19 +92,24 @@ def fill_vectors(source: _frames.Source, configs: Sequence[EmbeddingSpec | Embed
                      show_by_default=(source.num_rows or 0) >= AUTO_PROGRESS_ROWS,
                      auto_rows=AUTO_PROGRESS_ROWS)
 
-    def batches() -> Iterator[pa.RecordBatch]:
-        try:
-            for batch in source.batches:
-                arrays = list(batch.columns)
+    # Every vector is computed before the first byte is sent: a request must not wait on a
+    # model (the server ends a body that stalls), and a failure leaves nothing written.
+    done: list[pa.RecordBatch] = []
+    try:
+        for batch in source.batches:
+            for start in range(0, batch.num_rows, size):
+                piece = batch.slice(start, size)
+                arrays = list(piece.columns)
                 for conf, field in zip(built, fields, strict=True):
-                    values = batch.column(batch.schema.get_field_index(conf.source_column))
+                    values = piece.column(piece.schema.get_field_index(conf.source_column))
                     arrays.append(embed_array(conf.function, values, field.type, size))
-                meter.update(batch.num_rows, 0)
-                yield pa.RecordBatch.from_arrays(arrays, schema=schema)
-        finally:
-            meter.close()
-
-    return _frames.Source(schema, batches(), nbytes=source.nbytes, num_rows=source.num_rows)
+                meter.update(piece.num_rows, 0)
+                done.append(pa.RecordBatch.from_arrays(arrays, schema=schema))
+    finally:
+        meter.close()
+    nbytes = sum(b.nbytes for b in done)
+    return _frames.Source(schema, iter(done), nbytes=nbytes,
+                          num_rows=sum(b.num_rows for b in done))
 
 
 def embed_array(function: EmbeddingFunction, values: pa.Array, kind: pa.DataType,
