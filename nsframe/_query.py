@@ -383,6 +383,8 @@ class Query:
                      else f"{len(values)} vectors of {len(values[0]) if values else 0}")
             column = f" in {self.vector_column!r}" if self.vector_column else ""
             lines.append(f"  vector{column}: {shown}")
+            if self.query_text is not None:
+                lines.append(f"  embedded from: {self.query_text!r}")
         if self.text is not None:
             columns = f" in {', '.join(self.text_columns)}" if self.text_columns else ""
             lines.append(f"  text{columns}: {self.text!r}")
@@ -399,6 +401,8 @@ class Query:
             lines.append(f"  offset: {self.skip}")
         if self.options:
             lines.append("  " + ", ".join(f"{k}={v!r}" for k, v in self.options))
+        if self.reranker is not None:
+            lines.append(f"  reranked by: {self.reranker!r}")
         return lines
 
     def __repr__(self) -> str:

@@ -374,3 +374,8 @@ def test_overwrite_keeps_the_function(docs: nsframe.Table) -> None:
     assert metadata_entries(docs)[0]["name"] == "nsframe-hashing"
     docs.add(pd.DataFrame({"id": [2], "text": ["sky"]}))
     assert docs.search("sky").limit(1).to_list()[0]["id"] == 2
+
+
+def test_query_repr_says_what_was_embedded_and_reranked(docs: nsframe.Table) -> None:
+    shown = repr(docs.search("apple").rerank(RRFReranker(K=10)))
+    assert "embedded from: 'apple'" in shown and "reranked by: RRFReranker(K=10)" in shown
