@@ -88,7 +88,7 @@ def _load(folder: str | None, device: str, trust_remote_code: bool) -> Any:
             return package.load_model(device=device)
         library = importlib.import_module("sentence_transformers")
     except ImportError as exc:
-        raise ImportError(f"The embedding function 'sentence-transformers' needs the optional "
-                          f"model package: {_model.INSTALL_HINT}") from exc
+        raise ImportError(f"The embedding function 'sentence-transformers' cannot run in this "
+                          f"client: {_model.INSTALL_HINT}") from exc
     return library.SentenceTransformer(folder, device=device, local_files_only=True,
                                        trust_remote_code=trust_remote_code)

