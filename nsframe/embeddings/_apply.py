@@ -55,6 +55,9 @@ def build(spec: EmbeddingSpec, table_id: str) -> EmbeddingFunctionConfig:
     except ImportError as exc:
         hint = install_hint(spec.name) or str(exc)
         raise ImportError(f"{where}, which this client cannot run: {hint}") from exc
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"{where} and the parameters {spec.model!r}, which this "
+                             f"client's {spec.name!r} does not take: {exc}") from exc
 
 
 def check_batch_size(batch_size: int | None) -> int:

@@ -23,6 +23,9 @@ from nsframe.exceptions import NsframeError
 
 _F = TypeVar("_F", bound="EmbeddingFunction")
 
+# Parameters every LanceDB function takes (accepted, and unused: nsframe does not retry).
+LANCEDB_COMMON: dict[str, Any] = {"max_retries": 7}
+
 Vectors = npt.NDArray[np.float32]
 
 
@@ -54,12 +57,14 @@ class EmbeddingFunction(ABC):
     registry_name: ClassVar[str | None] = None
 
     def __init__(self, **params: Any) -> None:
-        unknown = sorted(set(params) - set(self.defaults))
+        # LanceDB's base class takes max_retries; a table it wrote may carry it.
+        known = {**LANCEDB_COMMON, **self.defaults}
+        unknown = sorted(set(params) - set(known))
         if unknown:
-            known = ", ".join(sorted(self.defaults)) or "none"
+            names = ", ".join(sorted(self.defaults)) or "none"
             raise TypeError(f"{type(self).__name__} takes no parameter {unknown[0]!r} "
-                            f"(its parameters: {known}).")
-        self.params: dict[str, Any] = {**self.defaults, **params}
+                            f"(its parameters: {names}).")
+        self.params: dict[str, Any] = {**known, **params}
         self._original_args: dict[str, Any] = dict(params)
 
     @classmethod

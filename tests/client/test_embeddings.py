@@ -401,3 +401,11 @@ def test_a_client_without_the_model_is_told_what_to_install(
     tbl.add([{"text": "y", "vector": [1.0] * 384}])  # its own vector: no model needed
     assert tbl.count_rows() == 2
     sentence_transformers._load.cache_clear()
+
+
+def test_parameters_the_function_does_not_take(conn: nsframe.Connection, ns: str) -> None:
+    # LanceDB's common max_retries is accepted; a parameter nobody knows is named.
+    assert get_registry().get("nsframe-hashing").create(dim=4, max_retries=3).ndims() == 4
+    tbl = write_metadata(conn, f"{ns}$odd", "nsframe-hashing", {"dim": 4, "colour": "red"})
+    with pytest.raises(EmbeddingError, match="'colour'"):
+        tbl.add([{"text": "x"}])
