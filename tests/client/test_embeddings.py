@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -69,8 +70,9 @@ def test_create_table_records_the_function_in_lancedb_format(docs: nsframe.Table
     np.testing.assert_allclose(np.array(rows.column("vector").to_pylist()), want)
 
 
-def test_lancedb_registry_reads_nsframe_metadata(docs: nsframe.Table) -> None:
-    # LanceDB's own parser, with a LanceDB function registered under the same name.
+def lancedb_hashing() -> Any:
+    """LanceDB's registry with a LanceDB function named nsframe-hashing (the same
+    vectors as nsframe's), as a LanceDB user would register it."""
     import lancedb.embeddings as lance_embeddings
 
     @lance_embeddings.register("nsframe-hashing")
@@ -83,6 +85,13 @@ def test_lancedb_registry_reads_nsframe_metadata(docs: nsframe.Table) -> None:
         def generate_embeddings(self, texts: Any) -> Any:
             return hashing(self.dim).generate_embeddings(list(texts))
 
+    return lance_embeddings
+
+
+@pytest.mark.upstream
+def test_lancedb_registry_reads_nsframe_metadata(docs: nsframe.Table) -> None:
+    # LanceDB's own parser, with a LanceDB function registered under the same name.
+    lance_embeddings = lancedb_hashing()
     found = lance_embeddings.get_registry().parse_functions(docs.schema.metadata)
     conf = found["vector"]
     assert conf.source_column == "text" and conf.function.ndims() == 32
@@ -90,19 +99,9 @@ def test_lancedb_registry_reads_nsframe_metadata(docs: nsframe.Table) -> None:
                                hashing().compute_source_embeddings(["green apple"])[0])
 
 
+@pytest.mark.upstream
 def test_nsframe_reads_metadata_that_lancedb_wrote(conn: nsframe.Connection, ns: str) -> None:
-    import lancedb.embeddings as lance_embeddings
-
-    @lance_embeddings.register("nsframe-hashing")
-    class LanceHashing(lance_embeddings.TextEmbeddingFunction):  # type: ignore[misc]
-        dim: int = 64
-
-        def ndims(self) -> int:
-            return self.dim
-
-        def generate_embeddings(self, texts: Any) -> Any:
-            return hashing(self.dim).generate_embeddings(list(texts))
-
+    lance_embeddings = lancedb_hashing()
     conf = lance_embeddings.EmbeddingFunctionConfig(
         source_column="text", vector_column="vector",
         function=lance_embeddings.get_registry().get("nsframe-hashing").create(dim=16))
@@ -113,6 +112,28 @@ def test_nsframe_reads_metadata_that_lancedb_wrote(conn: nsframe.Connection, ns:
     tbl.add(pd.DataFrame({"id": [1, 2], "text": ["green apple", "blue sky"]}))
     assert tbl.search("apple").limit(1).to_list()[0]["id"] == 1
     assert tbl.embedding_functions["vector"].function == hashing(16)
+
+
+@pytest.mark.upstream
+def test_lancedb_remote_client_inserts_and_searches_by_text(base_url: str) -> None:
+    import lancedb
+
+    lancedb_hashing()
+    name = f"docs_{uuid.uuid4().hex[:8]}"  # LanceDB's remote client lists root tables
+    with nsframe.connect(base_url) as conn:
+        mine = conn.create_table(name, {"id": list(range(len(TEXTS))), "text": TEXTS},
+                                 embedding=hashing())
+        db = lancedb.connect("db://nsframe", api_key="key", host_override=base_url)
+        theirs = db.open_table(name)
+        assert theirs.embedding_functions["vector"].source_column == "text"
+        theirs.add([{"id": 50, "text": "apple crumble"}])  # LanceDB computes the vector
+        row = mine.to_arrow(filter="id = 50").to_pylist()[0]
+        np.testing.assert_allclose(row["vector"],
+                                   hashing().compute_source_embeddings(["apple crumble"])[0])
+        lance_hits = theirs.search("apple crumble").limit(3).to_arrow()
+        assert lance_hits.column("id").to_pylist() == [
+            r["id"] for r in mine.search("apple crumble").limit(3).select(["id"]).to_list()]
+        conn.drop_table(name)
 
 
 def test_register_decorator_and_callable(conn: nsframe.Connection, ns: str) -> None:

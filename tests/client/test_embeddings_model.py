@@ -157,6 +157,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         yield running
 
 
+@pytest.mark.upstream
 def test_lancedb_searches_a_table_nsframe_made(served: RunningServer, sample: pa.Table,
                                                tmp_path: Path) -> None:
     name = f"made_by_nsframe_{uuid.uuid4().hex[:6]}"
@@ -182,6 +183,7 @@ def test_lancedb_searches_a_table_nsframe_made(served: RunningServer, sample: pa
         assert answer["ids"][0] == 100000
 
 
+@pytest.mark.upstream
 def test_nsframe_searches_a_table_lancedb_made(served: RunningServer, sample: pa.Table,
                                                tmp_path: Path) -> None:
     name = f"made_by_lancedb_{uuid.uuid4().hex[:6]}"
