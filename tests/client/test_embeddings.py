@@ -430,3 +430,14 @@ def test_parameters_the_function_does_not_take(conn: nsframe.Connection, ns: str
     tbl = write_metadata(conn, f"{ns}$odd", "nsframe-hashing", {"dim": 4, "colour": "red"})
     with pytest.raises(EmbeddingError, match="'colour'"):
         tbl.add([{"text": "x"}])
+
+
+def test_fifty_thousand_rows_without_vectors_show_progress(
+        conn: nsframe.Connection, ns: str, capsys: pytest.CaptureFixture[str]) -> None:
+    tbl = conn.create_table(f"{ns}$big", {"id": [0], "text": ["start"]}, embedding=hashing(8))
+    frame = pd.DataFrame({"id": range(1, 50_001),
+                          "text": [TEXTS[i % len(TEXTS)] for i in range(50_000)]})
+    tbl.add(frame, progress=True)
+    err = capsys.readouterr().err
+    assert "embedding 'text': 100%" in err and "50.0k/50.0k" in err
+    assert tbl.count_rows("vector IS NOT NULL") == 50_001
