@@ -16,6 +16,9 @@ MODELS_ENV = "NSFRAME_EMBEDDING_MODELS"
 REMOTE_CODE_ENV = "NSFRAME_EMBEDDING_TRUST_REMOTE_CODE"
 
 _endpoints: set[str] = set()
+# Environment variables the reader lets a function read a key from, by endpoint.
+_key_envs: dict[str, set[str]] = {}
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _models: dict[str, str] = {}
 _remote_code = False
 
@@ -24,11 +27,24 @@ def _normal_url(url: str) -> str:
     return url.strip().rstrip("/")
 
 
-def allow_endpoint(url: str) -> None:
-    """Let embedding functions send text to ``url`` (and the paths under it)."""
+def allow_endpoint(url: str, *, api_key_env: str | None = None) -> None:
+    """Let embedding functions send text to ``url`` (and the paths under it), with the
+    key from ``OPENAI_API_KEY`` or, if named, from ``api_key_env``."""
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise ValueError(f"allow_endpoint() takes an http(s) URL, got {url!r}.")
     _endpoints.add(_normal_url(url))
+    if api_key_env is not None:
+        _key_envs.setdefault(_normal_url(url), set()).add(api_key_env)
+
+
+def key_env_allowed(url: str, name: str) -> bool:
+    """Whether a function sending to ``url`` may read its key from variable ``name``:
+    a table's metadata must not pick which of the reader's secrets is sent."""
+    if name == DEFAULT_KEY_ENV:
+        return True
+    wanted = _normal_url(url)
+    return any(name in names and (wanted == allowed or wanted.startswith(allowed + "/"))
+               for allowed, names in _key_envs.items())
 
 
 def allowed_endpoints() -> set[str]:
@@ -80,5 +96,6 @@ def reset() -> None:
     """Forget what was allowed by calls (the environment variables still count)."""
     global _remote_code
     _endpoints.clear()
+    _key_envs.clear()
     _models.clear()
     _remote_code = False

@@ -3,7 +3,8 @@ Ollama or vLLM, a gateway), over plain HTTP with requests.
 
 Parameters, as LanceDB's ``openai`` function: ``name`` (the model), ``dim`` (asked of
 the endpoint as ``dimensions`` when set), ``base_url`` (default OpenAI's), plus
-``api_key_env``: the environment variable holding the key (default ``OPENAI_API_KEY``).
+``api_key_env``: the environment variable holding the key (default ``OPENAI_API_KEY``;
+another one only if the reader named it in ``allow_endpoint(url, api_key_env=...)``).
 The key itself is never a parameter, so never in a table. Any ``base_url`` but OpenAI's
 own must be allowed by the reader (`allow_endpoint` or ``NSFRAME_EMBEDDING_ENDPOINTS``):
 a table's metadata cannot send a reader's texts, or key, elsewhere.
@@ -54,6 +55,13 @@ class OpenAIEmbeddings(TextEmbeddingFunction):
                 f"openai: the endpoint {url!r} is not one you allowed, so no text (or key) "
                 f"is sent to it. Call nsframe.embeddings.allow_endpoint({url!r}) (or list it "
                 f"in {_trust.ENDPOINTS_ENV}) if you trust it.")
+        key_env = str(self.params["api_key_env"])
+        if not _trust.key_env_allowed(url, key_env):
+            raise UntrustedEmbeddingError(
+                f"openai: the key would be read from ${key_env}, which you did not name for "
+                f"{url!r}: a table cannot choose which of your secrets is sent. Call "
+                f"nsframe.embeddings.allow_endpoint({url!r}, api_key_env={key_env!r}) if "
+                "that is the key for it.")
         if self.params["use_azure"]:
             raise UntrustedEmbeddingError("openai: use_azure is not supported by nsframe; "
                                           "give the Azure deployment's URL as base_url.")

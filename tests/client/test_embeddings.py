@@ -441,3 +441,18 @@ def test_fifty_thousand_rows_without_vectors_show_progress(
     err = capsys.readouterr().err
     assert "embedding 'text': 100%" in err and "50.0k/50.0k" in err
     assert tbl.count_rows("vector IS NOT NULL") == 50_001
+
+
+def test_metadata_cannot_choose_which_secret_is_sent(
+        conn: nsframe.Connection, ns: str, endpoint: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOME_OTHER_SECRET", "do-not-send")
+    model = {"name": "m", "dim": 4, "base_url": endpoint, "api_key_env": "SOME_OTHER_SECRET"}
+    tbl = write_metadata(conn, f"{ns}$keys", "openai", model)
+    embeddings.allow_endpoint(endpoint)
+    with pytest.raises(UntrustedEmbeddingError, match=r"\$SOME_OTHER_SECRET"):
+        tbl.add([{"text": "apple"}])
+    assert _Endpoint.seen == []
+    embeddings.allow_endpoint(endpoint, api_key_env="SOME_OTHER_SECRET")  # the reader's say
+    tbl.add([{"text": "apple"}])
+    assert _Endpoint.seen[0]["auth"] == "Bearer do-not-send"
