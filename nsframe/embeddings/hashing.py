@@ -17,6 +17,7 @@ from nsframe.embeddings.base import TextEmbeddingFunction, Vectors
 from nsframe.embeddings.registry import register
 
 _WORD = re.compile(r"\w+")
+MAX_DIM = 65_536
 
 
 @register("nsframe-hashing")
@@ -26,10 +27,15 @@ class HashingEmbeddings(TextEmbeddingFunction):
 
     defaults = {"dim": 64}
 
+    def check_trusted(self) -> None:
+        self.ndims()  # a bad dim is refused when the function is made
+
     def ndims(self) -> int:
         dim = self.params["dim"]
-        if not isinstance(dim, int) or isinstance(dim, bool) or dim <= 0:
-            raise ValueError(f"nsframe-hashing: dim must be a positive int, got {dim!r}.")
+        # Capped: a table's metadata must not make a reader allocate without bound.
+        if not isinstance(dim, int) or isinstance(dim, bool) or not 0 < dim <= MAX_DIM:
+            raise ValueError(f"nsframe-hashing: dim must be an int from 1 to {MAX_DIM}, "
+                             f"got {dim!r}.")
         return dim
 
     def generate_embeddings(self, texts: list[str]) -> Any:

@@ -430,6 +430,10 @@ def test_parameters_the_function_does_not_take(conn: nsframe.Connection, ns: str
     tbl = write_metadata(conn, f"{ns}$odd", "nsframe-hashing", {"dim": 4, "colour": "red"})
     with pytest.raises(EmbeddingError, match="'colour'"):
         tbl.add([{"text": "x"}])
+    # Nor may metadata make the reader allocate without bound.
+    huge = write_metadata(conn, f"{ns}$huge", "nsframe-hashing", {"dim": 10**10})
+    with pytest.raises(EmbeddingError, match="dim must be an int from 1 to 65536"):
+        huge.search("x")
 
 
 def test_fifty_thousand_rows_without_vectors_show_progress(
