@@ -106,7 +106,7 @@ def fill_vectors(source: _frames.Source, configs: Sequence[EmbeddingSpec | Embed
                 for conf, field in zip(built, fields, strict=True):
                     values = piece.column(piece.schema.get_field_index(conf.source_column))
                     arrays.append(embed_array(conf.function, values, field.type, size))
-                meter.update(piece.num_rows, 0)
+                meter.update(piece.num_rows, piece.nbytes)  # the bar's MB/s: input read
                 done.append(pa.RecordBatch.from_arrays(arrays, schema=schema))
     finally:
         meter.close()
