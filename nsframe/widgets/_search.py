@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import suppress
+from typing import Any
 
 import ipywidgets as widgets
 import pyarrow as pa
@@ -17,6 +18,7 @@ from nsframe.embeddings import (
     get_registry,
     read_specs,
 )
+from nsframe.embeddings.base import LANCEDB_COMMON
 from nsframe.widgets._messages import MessageBox
 
 MEANING, TEXT, VECTOR = "meaning", "full text", "vector of row #"
@@ -42,16 +44,19 @@ def describe(spec: EmbeddingSpec) -> str:
     """The function as a person names it: ``sentence-transformers all-MiniLM-L6-v2 on text``.
 
     The model's name comes from the class's defaults when the table left it out (nsframe
-    stores only the parameters given to ``create``); other stored parameters follow.
+    stores only the parameters given to ``create``). Other parameters follow when they
+    differ from the defaults (LanceDB stores them all, and its retry count too).
     """
-    params = dict(spec.model)
+    defaults: dict[str, Any] = {}
     # Not runnable here: the search will say so; meanwhile name it in the table's words.
     with suppress(EmbeddingFunctionNotFoundError, ImportError):
-        params = {**get_registry().get(spec.name).defaults, **params}
+        defaults = {**LANCEDB_COMMON, **get_registry().get(spec.name).defaults}
+    params = {**defaults, **spec.model}
     words = [spec.name]
     if params.get("name") is not None:
         words.append(str(params["name"]))
-    words += [f"{k}={v}" for k, v in spec.model.items() if k != "name"]
+    words += [f"{k}={v}" for k, v in spec.model.items()
+              if k != "name" and (k not in defaults or defaults[k] != v)]
     return f"{' '.join(words)} on {spec.source_column}"
 
 

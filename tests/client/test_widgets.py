@@ -70,7 +70,7 @@ def test_picking_namespace_and_table_selects_the_latest_version(
     conn.create_table(f"{ns}$other", _rows([9]))
     w = browse(conn)
     assert ns in [value for _, value in w.namespace_picker.options]
-    assert w.selected_table is None and w.selected is None
+    assert (w.selected_table, w.selected) == (None, None)  # (not narrowed: a click changes it)
 
     w.namespace_picker.value = ns
     assert list(w.table_picker.options) == ["items", "other"]
@@ -547,3 +547,18 @@ def test_a_function_this_client_lacks_is_named_in_the_error(
     w.search.mode.value = "vector of row #"  # the other searches still work
     w.search.search_button.click()
     assert w.messages.last_error is None, w.messages.value
+
+
+def test_the_function_is_named_without_its_default_parameters() -> None:
+    from nsframe.embeddings import EmbeddingSpec
+    from nsframe.widgets._search import describe
+
+    # LanceDB stores every parameter (and its retry count); nsframe only those given.
+    lancedb = {"name": "all-MiniLM-L6-v2", "device": "cpu", "normalize": True,
+               "trust_remote_code": True, "max_retries": 7}
+    assert describe(EmbeddingSpec("sentence-transformers", lancedb, "text", "vector")) == \
+        "sentence-transformers all-MiniLM-L6-v2 trust_remote_code=True on text"
+    assert describe(EmbeddingSpec("sentence-transformers", {}, "body", "vector")) == \
+        "sentence-transformers all-MiniLM-L6-v2 on body"
+    assert describe(EmbeddingSpec("nsframe-hashing", {"dim": 64}, "text", "v")) == \
+        "nsframe-hashing on text"

@@ -171,4 +171,10 @@ def test_a_typed_question_is_searched_by_meaning(
         expect(rows.first.locator("td[title*='Orion nebula']")).not_to_have_count(0)
         cut = browser.evaluate(CUT_OFF_JS)
         assert cut == [], cut
+        # The heading wraps within the widget, so the function's name is read whole (the
+        # wide table scrolls on its own).
+        overflow = preview.locator("b").first.evaluate(
+            "b => b.getBoundingClientRect().right"
+            " - b.closest('.nsframe-browser').getBoundingClientRect().right")
+        assert overflow <= 1, f"the heading runs {overflow}px past the widget"
         _screenshot(browser, tmp_path / "browser-meaning.png")
