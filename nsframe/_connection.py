@@ -239,7 +239,8 @@ class Connection:
     def create_table(self, ident: str, data: Any = None, schema: Any = None, *,
                      mode: str = "create", exist_ok: bool = False,
                      properties: Mapping[str, str] | None = None,
-                     primary_key: str | Sequence[str] | None = None) -> Table:
+                     primary_key: str | Sequence[str] | None = None,
+                     embedding: Any = None, embed_batch_size: int | None = None) -> Table:
         """Create a table from ``data`` and/or an Arrow ``schema``; return a handle on it.
 
         With neither, the table is only declared; the first insert creates it.
@@ -251,6 +252,13 @@ class Connection:
         concurrent merges on it never leave two rows of one key. It is kept in the schema
         as Lance's ``lance-schema:unenforced-primary-key`` field metadata, which a
         ``schema`` may carry instead; key columns are non-null.
+
+        ``embedding``: an embedding function (``text`` to ``vector``), an
+        ``EmbeddingFunctionConfig`` naming other columns, or a list of them. The table
+        records them in its schema metadata (LanceDB's format), fills missing vectors on
+        every insert (``embed_batch_size`` texts per call), and embeds text queries. A
+        ``schema`` that already records functions (one made by LanceDB) works the same.
+        See docs/embeddings.md.
 
         Example:
             >>> runs = conn.create_table("runs", pd.DataFrame({"id": [1, 2], "loss": [0.5, 0.25]}))
@@ -269,7 +277,8 @@ class Connection:
         check_dotted_id(self._client, ident, table)
         if primary_key is not None and data is None and schema is None:
             raise ValueError("A primary key needs the table's columns: pass data or schema.")
-        body = _arrow_body(data, schema, primary_key, ident)
+        body = _arrow_body(data, schema, primary_key, ident, embedding=embedding,
+                           embed_batch_size=embed_batch_size)
         if body is None:
             try:
                 self._client.declare_table(table.id, properties=properties)
@@ -490,15 +499,24 @@ def _serve_in_thread() -> Any:
 
 
 def _arrow_body(data: Any, schema: Any, primary_key: str | Sequence[str] | None = None,
-                label: str = "") -> Iterator[bytes] | None:
+                label: str = "", *, embedding: Any = None,
+                embed_batch_size: int | None = None) -> Iterator[bytes] | None:
     """A create request's body: ``data`` (or an empty table of ``schema``) as an Arrow
     IPC stream, or None when there is neither (a request with no body). The stream's
     schema declares ``primary_key``, or the key ``schema``'s field metadata declares."""
     if data is None and schema is None:
+        if embedding is not None:
+            raise ValueError("embedding= needs data or a schema to create the table from.")
         return None
     import pyarrow as pa
 
-    if data is None:
+    if embedding is not None or (isinstance(schema, pa.Schema) and schema.metadata
+                                 and b"embedding_functions" in schema.metadata):
+        from nsframe.embeddings import _apply
+
+        source = _apply.create_source(data, schema, _apply.as_configs(embedding), label,
+                                      batch_size=embed_batch_size)
+    elif data is None:
         source = _frames.Source(schema, iter(()))
     else:
         reader = _frames.to_reader(data, schema)

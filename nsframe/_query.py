@@ -85,6 +85,9 @@ class Query:
     k: int | None = None
     skip: int | None = None
     options: tuple[tuple[str, Any], ...] = ()
+    # The text a vector was embedded from (for a reranker), and the reranker.
+    query_text: str | None = None
+    reranker: Any = None
 
     # ------------------------------------------------------------------ builders
     def where(self, sql: str, params: Sequence[Any] | bool | None = None, *,
@@ -284,6 +287,22 @@ class Query:
         """
         return replace(self, ref=Ref(branch=name or None))
 
+    def rerank(self, reranker: Any = None, query_string: str | None = None) -> Query:
+        """Re-order the results with ``reranker`` (`nsframe.rerankers`; default
+        reciprocal rank fusion), in this client. A hybrid search then runs its vector
+        and full-text halves apart and the reranker fuses them (LanceDB's ``rerank``).
+        ``query_string`` is the text a reranker such as a cross-encoder reads (by default
+        the text that was searched)."""
+        if reranker is None:
+            from nsframe.rerankers import RRFReranker
+
+            reranker = RRFReranker()
+        if not hasattr(reranker, "rerank_hybrid"):
+            raise TypeError(f"rerank() takes a reranker from nsframe.rerankers, got "
+                            f"{reranker!r}.")
+        text = query_string if query_string is not None else self.query_text
+        return replace(self, reranker=reranker, query_text=text)
+
     # ------------------------------------------------------------------ the body
     def request_body(self) -> dict[str, Any]:
         """The JSON body the terminals send (``QueryTableRequest``); nothing is sent.
@@ -381,6 +400,10 @@ class Query:
             id: [[1,3]]
             _distance: [[0,0.32]]
         """
+        if self.reranker is not None:
+            from nsframe.rerankers import run
+
+            return run(self)
         meter = Progress(progress, total_rows=None, desc=f"query {self.ident}",
                          show_by_default=False, auto_rows=_upload.AUTO_PROGRESS_ROWS)
         try:
@@ -520,6 +543,8 @@ class Query:
                      else f"{len(values)} vectors of {len(values[0]) if values else 0}")
             column = f" in {self.vector_column!r}" if self.vector_column else ""
             lines.append(f"  vector{column}: {shown}")
+            if self.query_text is not None:
+                lines.append(f"  embedded from: {self.query_text!r}")
         if self.text is not None:
             columns = f" in {', '.join(self.text_columns)}" if self.text_columns else ""
             lines.append(f"  text{columns}: {self.text!r}")
@@ -536,6 +561,8 @@ class Query:
             lines.append(f"  offset: {self.skip}")
         if self.options:
             lines.append("  " + ", ".join(f"{k}={v!r}" for k, v in self.options))
+        if self.reranker is not None:
+            lines.append(f"  reranked by: {self.reranker!r}")
         return lines
 
     def __repr__(self) -> str:

@@ -50,6 +50,7 @@ from nsframe._upload import (
     ProgressArg,
     upload,
 )
+from nsframe.embeddings.registry import read_specs
 from nsframe.exceptions import (
     NotFoundError,
     NsframeError,
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 DEFAULT_MAX_ROWS = 10_000_000
+QUERY_TYPES = ("auto", "vector", "fts", "hybrid")
 DEFAULT_PAGE_ROWS = 100_000
 _INDEX_COLUMN = re.compile(r"__index_level_\d+__")
 
@@ -333,9 +335,15 @@ class Table(TableChanges):
 
     # ------------------------------------------------------------------ reading
     def search(self, vector: Any = None, text: str | None = None, *,
-               column: str | None = None, fts_columns: Sequence[str] | None = None) -> Query:
-        """Start a query: a vector search, a full-text search (``text``, or a string as
-        ``vector``), both (hybrid), or with neither a plain scan.
+               column: str | None = None, fts_columns: Sequence[str] | None = None,
+               query_type: str = "auto") -> Query:
+        """Start a query: a vector search, a full-text search (``text``), both (hybrid),
+        or with neither a plain scan.
+
+        A string as ``vector`` is read by ``query_type`` (LanceDB's words): ``"auto"``
+        embeds it with the table's embedding function when it has one, else runs a
+        full-text search; ``"vector"`` embeds it (an error without a function);
+        ``"fts"`` always runs a full-text search; ``"hybrid"`` does both and fuses them.
 
         Example:
             >>> tbl.search([0.1, 0.9]).limit(1).select(["name"]).to_list()     # nearest vector
@@ -345,6 +353,24 @@ class Table(TableChanges):
             >>> tbl.search().where("id > 2").select(["name"]).to_list()          # a filtered scan
             [{'name': 'cocoa'}]
         """
+        if query_type not in QUERY_TYPES:
+            raise ValueError(f"query_type must be one of {', '.join(QUERY_TYPES)}; "
+                             f"got {query_type!r}.")
+        if isinstance(vector, str) and query_type != "fts":
+            from nsframe.embeddings import _apply
+
+            asked = vector
+            conf = _apply.query_config(self, column, required=query_type != "auto")
+            if conf is not None:
+                embedded = _apply.embed_queries(conf, [asked])[0]
+                if query_type == "hybrid" and text is None:
+                    text = asked
+                query = new_query(self._client, self.id, self._ref, embedded, text,
+                                  conf.vector_column, fts_columns)
+                return replace(query, query_text=asked)
+        elif query_type == "hybrid" and (vector is None or text is None):
+            raise ValueError("A hybrid search needs a text query with an embedding function, "
+                             "or both a vector and text=.")
         return new_query(self._client, self.id, self._ref, vector, text, column, fts_columns)
 
     def query(self) -> Query:
@@ -467,7 +493,8 @@ class Table(TableChanges):
     # ------------------------------------------------------------------ writing
     def insert(self, data: Any, mode: str = "append", *,
                chunk_size: int = DEFAULT_CHUNK_BYTES, progress: ProgressArg = None,
-               vector_columns: Mapping[str, int] | None = None) -> WriteResult:
+               vector_columns: Mapping[str, int] | None = None,
+               embed_batch_size: int | None = None) -> WriteResult:
         """Add rows (``mode="append"``) or replace them all (``mode="overwrite"``).
 
         Args:
@@ -481,6 +508,8 @@ class Table(TableChanges):
                 someone watches.
             vector_columns: ``{column: dimension}`` to make into vectors; by default
                 equal-length float lists in frames are found by themselves.
+            embed_batch_size: Texts per call of the table's embedding function, which
+                fills a vector column the data lacks (docs/embeddings.md).
 
         Raises:
             PartialWriteError: a chunk after the first failed; the error says how many
@@ -500,33 +529,81 @@ class Table(TableChanges):
         if mode.lower() not in ("append", "overwrite"):
             raise ValueError(f"mode must be 'append' or 'overwrite', got {mode!r}.")
         return self._upload(data, mode=mode.lower(), create=None, chunk_size=chunk_size,
-                            progress=progress, vector_columns=vector_columns)
+                            progress=progress, vector_columns=vector_columns,
+                            embed_batch_size=embed_batch_size)
 
     # LanceDB's name for insert.
     add = insert
 
     def _upload(self, data: Any, *, mode: str, create: str | None, chunk_size: int,
                 progress: ProgressArg, vector_columns: Mapping[str, int] | None,
-                primary_key: str | Sequence[str] | None = None) -> WriteResult:
+                primary_key: str | Sequence[str] | None = None,
+                embed_batch_size: int | None = None, embedding: Any = None) -> WriteResult:
         # Shared by insert and the DataFrame accessors (``create`` is a create mode, which
         # declares ``primary_key``).
         self._writable("insert into")
         arrow_input = isinstance(data, (pa.Table, pa.RecordBatch, pa.RecordBatchReader))
         source = _frames.to_source(data, vector_columns=vector_columns)
+        conform = not arrow_input and mode == "append" and create is None
+        # One describe serves both steps (none for a table this call creates).
+        target = self._schema_or_none() if create is None else None
+        source = self._embedded(source, embed_batch_size, progress, embedding, target=target,
+                                overwrite=mode == "overwrite")
         if create is not None:
             source = source.with_key(primary_key, self.id)
-        if not arrow_input and mode == "append" and create is None:
-            source = self._conform(source)
+        if conform:
+            source = self._conform(source, target=target)
         return upload(self._client, self.id, source, mode=mode, create=create,
                       branch=self._ref.branch, chunk_size=chunk_size, progress=progress)
 
-    def _conform(self, source: _frames.Source) -> _frames.Source:
+    def _schema_or_none(self) -> pa.Schema | None:
+        try:
+            return self.schema
+        except (NsframeError, ValueError):
+            return None
+
+    def _embedded(self, source: _frames.Source, batch_size: int | None,
+                  progress: ProgressArg, embedding: Any = None, *,
+                  target: pa.Schema | bool | None = True,
+                  overwrite: bool = False) -> _frames.Source:
+        """``source`` with the vectors the table's embedding functions fill in (a table
+        being created gets ``embedding``'s functions recorded as well; an overwrite keeps
+        the table's). ``target``: the table's schema, if already fetched."""
+        from nsframe.embeddings import _apply
+
+        if embedding is not None:
+            configs = _apply.as_configs(embedding)
+            filled = _apply.fill_vectors(source, configs, self.id, batch_size=batch_size,
+                                         progress=progress)
+            return _apply.with_metadata(filled, configs)
+        schema = self._schema_or_none() if target is True else target
+        specs = read_specs(schema.metadata) if isinstance(schema, pa.Schema) else []
+        if not specs:
+            return source
+        filled = _apply.fill_vectors(source, specs, self.id, batch_size=batch_size,
+                                     progress=progress)
+        if overwrite and not read_specs(filled.schema.metadata):
+            filled = _apply.with_metadata(filled, [], specs)
+        return filled
+
+    @property
+    def embedding_functions(self) -> dict[str, Any]:
+        """Vector column -> the `EmbeddingFunctionConfig` that fills it, from the table's
+        schema metadata (LanceDB's ``embedding_functions``); building one raises when this
+        client cannot run it."""
+        from nsframe.embeddings import _apply
+
+        return {s.vector_column: _apply.build(s, self.id) for s in _apply.table_specs(self)}
+
+    def _conform(self, source: _frames.Source, *,
+                 target: pa.Schema | bool | None = True) -> _frames.Source:
         # Frames pick their own Arrow types (large_string, int32...): cast to the table's
         # where that is lossless, so an append from polars matches a table made by pandas.
         # An unnamed index stored by pandas is dropped if the table has no column for it.
-        try:
-            target = self.schema
-        except (NsframeError, ValueError):
+        # ``target``: the table's schema, if already fetched (None: no table).
+        if target is True:
+            target = self._schema_or_none()
+        if not isinstance(target, pa.Schema):
             return source
         names = [n for n in source.schema.names
                  if n in target.names or not _INDEX_COLUMN.fullmatch(n)]

@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -54,8 +55,10 @@ class FrameAccessor:
     def insert(self, table: Table | str, *, mode: str = "append", branch: str | None = None,
                conn: Connection | None = None, chunk_size: int = DEFAULT_CHUNK_BYTES,
                progress: ProgressArg = None,
-               vector_columns: Mapping[str, int] | None = None) -> WriteResult:
-        """Insert the frame's rows into ``table`` (see `Table.insert`).
+               vector_columns: Mapping[str, int] | None = None,
+               embed_batch_size: int | None = None) -> WriteResult:
+        """Insert the frame's rows into ``table`` (see `Table.insert`; a vector column
+        the frame lacks is filled by the table's embedding function).
 
         Args:
             table: A `Table`, or a table id resolved on ``conn`` (or the default).
@@ -80,14 +83,15 @@ class FrameAccessor:
         """
         return resolve(table, conn, branch).insert(
             self._frame, mode, chunk_size=chunk_size, progress=progress,
-            vector_columns=vector_columns)
+            vector_columns=vector_columns, embed_batch_size=embed_batch_size)
 
     def to_table(self, table: Table | str, *, mode: str = "create",
                  branch: str | None = None, conn: Connection | None = None,
                  chunk_size: int = DEFAULT_CHUNK_BYTES, progress: ProgressArg = None,
                  vector_columns: Mapping[str, int] | None = None,
                  if_exists: str | None = None,
-                 primary_key: str | Sequence[str] | None = None) -> Table:
+                 primary_key: str | Sequence[str] | None = None, embedding: Any = None,
+                 embed_batch_size: int | None = None) -> Table:
         """Write the frame as a table, creating it when needed; returns the table.
 
         ``mode`` (the words of LanceDB's ``create_table`` and ``add``): ``"create"``
@@ -96,6 +100,10 @@ class FrameAccessor:
         these rows). With ``branch``, the table exists: ``append`` or ``overwrite``
         write to that branch. ``if_exists`` (pandas' ``to_sql`` words ``"fail"``,
         ``"append"``, ``"replace"``) is deprecated but still works.
+
+        ``embedding`` (an embedding function or config, as in
+        `Connection.create_table`): a table this call creates records it and gets its
+        vectors from it; an existing table fills vectors with its own functions.
 
         Example:
             >>> df = pd.DataFrame({"id": [1, 2], "vector": [[0.1, 0.2], [0.3, 0.4]]})
@@ -120,14 +128,16 @@ class FrameAccessor:
         if isinstance(table, str):
             check_dotted_id(tbl._client, table, tbl)
         options: dict[str, Any] = {"chunk_size": chunk_size, "progress": progress,
-                                   "vector_columns": vector_columns}
+                                   "vector_columns": vector_columns,
+                                   "embed_batch_size": embed_batch_size}
         if branch is not None or (mode == "append" and tbl._client.table_exists(tbl.id)):
             # A branch exists only in an existing table: write into it.
             tbl._upload(self._frame, mode=mode, create=None, **options)
             return tbl
         try:
             tbl._upload(self._frame, mode="overwrite", create=mode if mode == "overwrite"
-                        else "create", primary_key=primary_key, **options)
+                        else "create", primary_key=primary_key, embedding=embedding,
+                        **options)
         except TableAlreadyExistsError as exc:
             raise exc.reword(
                 f"Table {tbl.id!r} already exists: pass mode='append' to add these rows to "
@@ -152,6 +162,10 @@ class FrameAccessor:
             select: Table columns to return (``query_index`` and ``_distance`` always are).
             batch_size: Query vectors per request.
 
+        When the frame has no ``column`` but holds the source column of the table's
+        embedding function (``text``, say), those query strings are embedded, all in
+        one call, and searched as vectors.
+
         Example:
             >>> queries = pd.DataFrame({"vector": [[0.1, 0.9], [0.8, 0.2]]})
             >>> queries.ns.search(tbl, k=1)[["query_index", "id", "name", "_distance"]]
@@ -165,7 +179,10 @@ class FrameAccessor:
         column, dim = _vector_column(tbl, column)
         pages: list[pa.Table] = []
         start = 0
-        for vectors in _frame_vectors(self._frame, column, dim, batch_size):
+        queries = _text_queries(self._frame, tbl, column, dim, batch_size)
+        if queries is None:
+            queries = _frame_vectors(self._frame, column, dim, batch_size)
+        for vectors in queries:
             query = tbl.search(vectors, column=column).limit(k)
             if where is not None:
                 # Filter first, so that each row gets k matching neighbours.
@@ -191,7 +208,8 @@ class FrameAccessor:
 
     def upsert(self, table: Table | str, *, on: str | Sequence[str] = "id",
                branch: str | None = None, conn: Connection | None = None,
-               vector_columns: Mapping[str, int] | None = None) -> MergeResult:
+               vector_columns: Mapping[str, int] | None = None,
+               embed_batch_size: int | None = None) -> MergeResult:
         """Update the rows of ``table`` whose key (``on``: one column or several) is in
         the frame, and insert the frame's other rows: one merge insert, one version.
 
@@ -206,7 +224,8 @@ class FrameAccessor:
         """
         merge = resolve(table, conn, branch).merge_insert(on)
         return (merge.when_matched_update_all().when_not_matched_insert_all()
-                .execute(self._frame, vector_columns=vector_columns))
+                .execute(self._frame, vector_columns=vector_columns,
+                         embed_batch_size=embed_batch_size))
 
     def delete_matching(self, table: Table | str, *, on: str | Sequence[str] = "id",
                         branch: str | None = None, conn: Connection | None = None,
@@ -263,6 +282,31 @@ def _vector_column(tbl: Table, column: str | None) -> tuple[str, int]:
         raise ValueError(f"Column {column!r} is not a vector column of table {tbl.id!r} "
                          f"(vector columns: {sorted(dims)}).")
     return column, dims[column]
+
+
+def _text_queries(frame: Any, tbl: Table, column: str, dim: int,
+                  batch_size: int) -> Iterator[list[list[float]]] | None:
+    """The frame's query strings embedded by the table's function for ``column`` (None
+    when the frame has the vector column itself, or the table no function)."""
+    names = _columns(frame, _frames.frame_kind(frame))
+    if column in names:
+        return None
+    from nsframe.embeddings import _apply
+
+    conf = _apply.query_config(tbl, column, required=False)
+    if conf is None or conf.source_column not in names:
+        return None
+    source = _frames.to_source(_select(frame, [conf.source_column]), vector_columns={})
+    pieces = [b.column(0) for b in source.batches]
+    texts = pa.concat_arrays(pieces) if pieces else pa.array([], pa.string())
+    if texts.null_count:
+        missing = pc.index(pc.is_null(texts), True).as_py()
+        raise ValueError(f"Row {missing} of the frame has no text in "
+                         f"{conf.source_column!r}: drop it before searching.")
+    vectors = _apply.embed_queries(conf, texts.to_pylist()) if len(texts) else \
+        np.zeros((0, dim), dtype=np.float32)
+    rows = vectors.tolist()
+    return (rows[i:i + batch_size] for i in range(0, len(rows), batch_size))
 
 
 def _select(frame: Any, names: list[str]) -> Any:

@@ -28,8 +28,10 @@ TABLE_STYLE = "border-collapse:collapse;font-size:12px"
 # tooltip), so a page of rows stays a page, not a wall of wrapped text.
 CELL_STYLE = ("border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top;"
               "white-space:nowrap;max-width:32em;overflow:hidden;text-overflow:ellipsis")
-# Wide tables scroll sideways inside the widget instead of running off the page.
-SCROLL_STYLE = "overflow-x:auto;max-width:100%"
+# Wide tables scroll sideways inside the widget instead of running off the page. The
+# zero width keeps the table's own width out of the widget's (a flex item grows to its
+# content's narrowest width), so the widget, and the caption above, keep the notebook's.
+SCROLL_STYLE = "overflow-x:auto;width:0;min-width:100%"
 
 
 def cell_text(value: Any) -> str:

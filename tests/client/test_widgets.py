@@ -70,7 +70,7 @@ def test_picking_namespace_and_table_selects_the_latest_version(
     conn.create_table(f"{ns}$other", _rows([9]))
     w = browse(conn)
     assert ns in [value for _, value in w.namespace_picker.options]
-    assert w.selected_table is None and w.selected is None
+    assert (w.selected_table, w.selected) == (None, None)  # (not narrowed: a click changes it)
 
     w.namespace_picker.value = ns
     assert list(w.table_picker.options) == ["items", "other"]
@@ -440,3 +440,125 @@ def test_importing_the_widgets_module_does_not_load_ipywidgets() -> None:
             "assert 'ipywidgets' not in sys.modules, 'ipywidgets loaded too early'; "
             "nsframe.widgets.Browser; assert 'ipywidgets' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# ---------------------------------------------------------------------- search by meaning
+NOTES = ["the red apple pie is sweet", "a blue sky over the sea", "grey clouds at night",
+         "green apple orchard in spring", "stock prices fell today"]
+
+
+@pytest.fixture
+def notes(conn: Connection, ns: str) -> Table:
+    """Texts with the deterministic `nsframe-hashing` function attached (no model)."""
+    from nsframe.embeddings import get_registry
+
+    func = get_registry().get("nsframe-hashing").create(dim=32)
+    table = conn.create_table(f"{ns}$notes", {"id": list(range(1, 6)), "text": NOTES},
+                              embedding=func)
+    table.create_fts_index("text")
+    return table
+
+
+def test_a_table_with_a_function_is_searched_by_meaning_first(
+        conn: Connection, notes: Table) -> None:
+    w = _open(conn, notes)
+    assert list(w.search.mode.options) == ["meaning", "full text", "vector of row #"]
+    assert w.search.mode.value == "meaning"
+    assert w.search.function.layout.display != "none"
+    assert [label for label, _ in w.search.function.options] == [
+        "nsframe-hashing dim=32 on text → vector"]
+    assert "by meaning" in w.search.text.placeholder
+
+    w.search.text.value = "apple pie"
+    w.search.limit.value = 2
+    w.search.search_button.click()
+
+    assert w.messages.last_error is None, w.messages.value
+    preview = _text(w.preview.rows.value)
+    assert preview.startswith("search: 2 nearest in meaning to 'apple pie' "
+                              "(nsframe-hashing dim=32 on text)"), preview
+    # The function the table names embedded the question: the same rows as the client's.
+    expected = notes.search("apple pie").limit(2).to_arrow().column("id").to_pylist()
+    assert w.preview.results is not None
+    assert w.preview.results.column("id").to_pylist() == expected
+    assert expected[0] == 1 and "_distance" in w.preview.rows.value
+
+
+def test_full_text_stays_reachable_beside_meaning(conn: Connection, notes: Table) -> None:
+    w = _open(conn, notes)
+    w.search.text.value = "apple"
+    w.search.mode.value = "full text"
+    assert w.search.function.layout.display == "none"
+    assert w.search.text.placeholder.startswith("words to find")
+    w.search.search_button.click()
+    assert w.messages.last_error is None, w.messages.value
+    assert _text(w.preview.rows.value).startswith("search: 2 matching 'apple'")
+    assert "_score" in w.preview.rows.value
+    assert sorted(w.preview.results.column("id").to_pylist()) == [1, 4]  # type: ignore[union-attr]
+
+
+def test_search_by_meaning_with_a_filter(conn: Connection, notes: Table) -> None:
+    w = _open(conn, notes)
+    w.search.text.value = "apple"
+    w.search.filter.value = "id > 1"
+    w.search.limit.value = 1
+    w.search.search_button.click()
+    assert w.messages.last_error is None, w.messages.value
+    assert _text(w.preview.rows.value).startswith(
+        "search: 1 nearest in meaning to 'apple' (nsframe-hashing dim=32 on text) where id > 1")
+    assert w.preview.results.column("id").to_pylist() == [4]  # type: ignore[union-attr]
+
+
+def test_meaning_mode_comes_and_goes_with_the_function(
+        conn: Connection, notes: Table, items: Table) -> None:
+    w = browse(conn)
+    w.namespace_picker.value = notes.namespace[0]
+    w.table_picker.value = "items"  # no function: full text first, no meaning mode
+    assert list(w.search.mode.options) == ["full text", "vector of row #"]
+    assert w.search.mode.value == "full text"
+    w.table_picker.value = "notes"
+    assert w.search.mode.value == "meaning"
+    w.table_picker.value = "items"
+    assert w.search.mode.value == "full text"
+    assert w.search.function.layout.display == "none"
+
+
+def test_a_function_this_client_lacks_is_named_in_the_error(
+        conn: Connection, ns: str) -> None:
+    import json
+
+    from nsframe.embeddings import EmbeddingFunctionNotFoundError
+
+    # A table someone else made with a function of their own, never registered here.
+    entry = {"name": "their-own", "model": {"size": "big"}, "source_column": "text",
+             "vector_column": "vector"}
+    schema = pa.schema([("text", pa.string()), ("vector", pa.list_(pa.float32(), 2))],
+                       metadata={"embedding_functions": json.dumps([entry])})
+    table = conn.create_table(f"{ns}$theirs", pa.table(
+        {"text": ["a", "b"], "vector": [[1.0, 0.0], [0.0, 1.0]]}, schema=schema))
+    w = _open(conn, table)
+    assert w.search.mode.value == "meaning"
+    assert [label for label, _ in w.search.function.options] == [
+        "their-own size=big on text → vector"]
+    w.search.text.value = "a"
+    w.search.search_button.click()
+    _assert_error_shown(w, EmbeddingFunctionNotFoundError, "their-own", "register_callable")
+    assert not _text(w.preview.rows.value).startswith("search:")
+    w.search.mode.value = "vector of row #"  # the other searches still work
+    w.search.search_button.click()
+    assert w.messages.last_error is None, w.messages.value
+
+
+def test_the_function_is_named_without_its_default_parameters() -> None:
+    from nsframe.embeddings import EmbeddingSpec
+    from nsframe.widgets._search import describe
+
+    # LanceDB stores every parameter (and its retry count); nsframe only those given.
+    lancedb = {"name": "all-MiniLM-L6-v2", "device": "cpu", "normalize": True,
+               "trust_remote_code": True, "max_retries": 7}
+    assert describe(EmbeddingSpec("sentence-transformers", lancedb, "text", "vector")) == \
+        "sentence-transformers all-MiniLM-L6-v2 trust_remote_code=True on text"
+    assert describe(EmbeddingSpec("sentence-transformers", {}, "body", "vector")) == \
+        "sentence-transformers all-MiniLM-L6-v2 on body"
+    assert describe(EmbeddingSpec("nsframe-hashing", {"dim": 64}, "text", "v")) == \
+        "nsframe-hashing on text"

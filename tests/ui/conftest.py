@@ -43,9 +43,31 @@ def versioned_table(base_url: str) -> VersionedTable:
 
 
 @pytest.fixture
-def lab(tmp_path: Path, base_url: str, versioned_table: VersionedTable) -> Iterator[Lab]:
-    with running_lab(tmp_path, {"NSFRAME_URL": base_url,
-                                "NSFRAME_TABLE": versioned_table.id}) as running:
+def meaning_table(base_url: str) -> str:
+    """The sample corpus with the packaged sentence-transformers function attached (its
+    stored vectors are that model's, so nothing is embedded here); returns the table id."""
+    from nsframe.datasets import load_sample
+    from nsframe.embeddings import get_registry
+
+    with nsframe.connect(base_url) as conn:
+        ns = f"ui{uuid.uuid4().hex[:10]}"
+        conn.create_namespace(ns)
+        function = get_registry().get("sentence-transformers").create()
+        return conn.create_table(f"{ns}$texts", load_sample(), embedding=function).id
+
+
+def _browsing_lab(workdir: Path, base_url: str, table: str) -> Iterator[Lab]:
+    with running_lab(workdir, {"NSFRAME_URL": base_url, "NSFRAME_TABLE": table}) as running:
         write_notebook(running.root / "browse.ipynb")
         running.start_kernel("browse.ipynb")
         yield running
+
+
+@pytest.fixture
+def lab(tmp_path: Path, base_url: str, versioned_table: VersionedTable) -> Iterator[Lab]:
+    yield from _browsing_lab(tmp_path, base_url, versioned_table.id)
+
+
+@pytest.fixture
+def meaning_lab(tmp_path: Path, base_url: str, meaning_table: str) -> Iterator[Lab]:
+    yield from _browsing_lab(tmp_path, base_url, meaning_table)

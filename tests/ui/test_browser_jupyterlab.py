@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -53,10 +56,13 @@ def run_all_cells(page: Page, notebook: str, cells: int) -> None:
     raise AssertionError(f"Run All Cells did not run all {cells} cells in {RUN_ATTEMPTS} tries")
 
 
-def test_browser_renders_and_a_version_click_changes_the_preview(
-    chromium: Path, lab: Lab, versioned_table: VersionedTable, tmp_path: Path,
-) -> None:
-    first, _, latest = versioned_table.versions
+@contextmanager
+def browsing(chromium: Path, lab: Lab, tmp_path: Path) -> Iterator[Locator]:
+    """The browser widget of the lab's notebook, after Run All, in headless chromium.
+
+    On a failure, a screenshot of the page goes to ``failure.png`` and JupyterLab's log to
+    the captured output.
+    """
     home = tmp_path / "chromium-home"  # crash reports and caches stay in the temp dir too
     home.mkdir()
     with sync_playwright() as pw:
@@ -74,34 +80,9 @@ def test_browser_renders_and_a_version_click_changes_the_preview(
             expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first
                    ).to_be_attached(timeout=TIMEOUT_MS)
             run_all_cells(page, "browse.ipynb", len(NOTEBOOK_CELLS))
-
             browser = page.locator(".nsframe-browser")
             expect(browser).to_be_visible(timeout=TIMEOUT_MS)
-            preview = browser.locator(".nsframe-preview")
-            # At first the latest version: alpha (id 1) was deleted, delta was added.
-            expect(preview).to_contain_text(f"version {latest}", timeout=TIMEOUT_MS)
-            expect(preview).to_contain_text("of 4 rows")
-            expect(preview).to_contain_text("delta")
-            expect(preview).not_to_contain_text("alpha")
-
-            versions = browser.locator(".nsframe-versions select")
-            expect(versions.locator("option")).to_have_count(3)
-            versions.locator("option", has_text=re.compile(rf"^v{first}\b")).click()
-
-            expect(preview).to_contain_text(f"version {first}", timeout=TIMEOUT_MS)
-            expect(preview).to_contain_text("of 3 rows")
-            expect(preview).to_contain_text("alpha")
-            expect(preview).not_to_contain_text("delta")
-            # The tag on version 1 shows in the timeline.
-            expect(versions).to_contain_text("first")
-            # At 1280 px no label, button or timeline entry is cut off.
-            cut = browser.evaluate(CUT_OFF_JS)
-            assert cut == [], cut
-
-            shot = tmp_path / "browser.png"
-            browser.scroll_into_view_if_needed()
-            page.screenshot(path=str(shot), full_page=True)
-            assert shot.stat().st_size > 10_000
+            yield browser
         except Exception:
             # What the page looked like when it went wrong, beside the JupyterLab log.
             for open_page in context.pages:
@@ -111,3 +92,89 @@ def test_browser_renders_and_a_version_click_changes_the_preview(
             raise
         finally:
             context.close()
+
+
+def _screenshot(browser: Locator, path: Path) -> None:
+    """The whole page with the widget in view, in the test's temp dir (and in
+    ``$NSFRAME_UI_SCREENSHOTS`` when set)."""
+    browser.scroll_into_view_if_needed()
+    browser.page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
+    keep = os.environ.get("NSFRAME_UI_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(keep) / path.name)
+
+
+def test_browser_renders_and_a_version_click_changes_the_preview(
+    chromium: Path, lab: Lab, versioned_table: VersionedTable, tmp_path: Path,
+) -> None:
+    first, _, latest = versioned_table.versions
+    with browsing(chromium, lab, tmp_path) as browser:
+        preview = browser.locator(".nsframe-preview")
+        # At first the latest version: alpha (id 1) was deleted, delta was added.
+        expect(preview).to_contain_text(f"version {latest}", timeout=TIMEOUT_MS)
+        expect(preview).to_contain_text("of 4 rows")
+        expect(preview).to_contain_text("delta")
+        expect(preview).not_to_contain_text("alpha")
+
+        versions = browser.locator(".nsframe-versions select")
+        expect(versions.locator("option")).to_have_count(3)
+        versions.locator("option", has_text=re.compile(rf"^v{first}\b")).click()
+
+        expect(preview).to_contain_text(f"version {first}", timeout=TIMEOUT_MS)
+        expect(preview).to_contain_text("of 3 rows")
+        expect(preview).to_contain_text("alpha")
+        expect(preview).not_to_contain_text("delta")
+        # The tag on version 1 shows in the timeline.
+        expect(versions).to_contain_text("first")
+        # At 1280 px no label, button or timeline entry is cut off.
+        cut = browser.evaluate(CUT_OFF_JS)
+        assert cut == [], cut
+        _screenshot(browser, tmp_path / "browser.png")
+
+
+QUESTION = "what can I look at in the night sky?"
+
+
+def test_a_typed_question_is_searched_by_meaning(
+    chromium: Path, meaning_lab: Lab, tmp_path: Path,
+) -> None:
+    with browsing(chromium, meaning_lab, tmp_path) as browser:
+        preview = browser.locator(".nsframe-preview")
+        expect(preview).to_contain_text("of 3000 rows", timeout=TIMEOUT_MS)
+        browser.get_by_text("Search", exact=True).first.click()  # the accordion's title
+        search = browser.locator(".nsframe-search")
+        expect(search).to_be_visible()
+        # The table has a function: searching by meaning is the mode already chosen, and
+        # the function is named before anything is typed.
+        expect(search.locator("button.mod-active[data-value='meaning']")).to_have_count(1)
+        expect(search.get_by_label("function")).to_contain_text(
+            "sentence-transformers all-MiniLM-L6-v2 on text")
+        search.locator("input[placeholder*='by meaning']").fill(QUESTION)
+        search.locator("input[placeholder^='SQL filter']").fill("")
+        search.get_by_label("limit").fill("5")
+        search.locator("button", has_text=re.compile(r"^\s*Search\s*$")).click()
+
+        # The first search loads the model in the kernel: give it the long timeout.
+        expect(preview).to_contain_text(
+            f"search: 5 nearest in meaning to '{QUESTION}' "
+            "(sentence-transformers all-MiniLM-L6-v2 on text)", timeout=TIMEOUT_MS)
+        expect(browser.locator(".nsframe-error")).to_have_count(0)
+        # Texts that share no word with the question but its meaning: what one sees in
+        # the night sky, all from the astronomy category, nearest first.
+        rows = preview.locator("tr:has(td)")
+        expect(rows).to_have_count(5)
+        for n in range(5):
+            expect(rows.nth(n)).to_contain_text("astronomy")
+        # (A long text is cut in its cell; its whole text is the cell's tooltip.)
+        expect(rows.first.locator("td[title*='Orion nebula']")).not_to_have_count(0)
+        cut = browser.evaluate(CUT_OFF_JS)
+        assert cut == [], cut
+        # The heading wraps within the widget, so the function's name is read whole (the
+        # wide table scrolls on its own).
+        overflow = preview.locator("b").first.evaluate(
+            "b => b.getBoundingClientRect().right"
+            " - b.closest('.nsframe-browser').getBoundingClientRect().right")
+        assert overflow <= 1, f"the heading runs {overflow}px past the widget"
+        _screenshot(browser, tmp_path / "browser-meaning.png")

@@ -81,7 +81,7 @@ def _click_the_widget(page: Page, tmp_path: Path) -> None:
     _nothing_cut_off(browser)
     # The other search mode shows other fields: they must fit too.
     search.get_by_text("vector of row #", exact=True).click()
-    expect(search.locator("select")).to_be_visible()
+    expect(search.get_by_label("vector column")).to_be_visible()
     _nothing_cut_off(browser)
     _shoot(page, tmp_path, "04_browser-clicked")
     # And the check sees a cut when there is one: a timeline squeezed to 200 px.
