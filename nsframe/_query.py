@@ -292,7 +292,16 @@ class Query:
         reciprocal rank fusion), in this client. A hybrid search then runs its vector
         and full-text halves apart and the reranker fuses them (LanceDB's ``rerank``).
         ``query_string`` is the text a reranker such as a cross-encoder reads (by default
-        the text that was searched)."""
+        the text that was searched).
+
+        Example:
+            >>> from nsframe.rerankers import LinearCombinationReranker
+            >>> tbl.create_fts_index("name")
+            IndexInfo(...)
+            >>> hybrid = tbl.search([0.1, 0.9], text="tea").limit(2)
+            >>> hybrid.rerank(LinearCombinationReranker(weight=0.7)).to_pandas()["id"].tolist()
+            [1, ...]
+        """
         if reranker is None:
             from nsframe.rerankers import RRFReranker
 

@@ -590,7 +590,12 @@ class Table(TableChanges):
     def embedding_functions(self) -> dict[str, Any]:
         """Vector column -> the `EmbeddingFunctionConfig` that fills it, from the table's
         schema metadata (LanceDB's ``embedding_functions``); building one raises when this
-        client cannot run it."""
+        client cannot run it.
+
+        Example:
+            >>> tbl.embedding_functions
+            {}
+        """
         from nsframe.embeddings import _apply
 
         return {s.vector_column: _apply.build(s, self.id) for s in _apply.table_specs(self)}
