@@ -150,10 +150,14 @@ def _as_response(result: Any) -> Response:
     return result if isinstance(result, Response) else JSONResponse(result)
 
 
-def _missing_first(absent: AbsentCheck | None, request: Request, ident: list[str]) -> None:
-    """The 404 of a missing namespace or table, before an invalid request's 400."""
+async def _missing_first(absent: AbsentCheck | None, request: Request,
+                         ident: list[str]) -> None:
+    """The 404 of a missing namespace or table, before an invalid request's 400.
+
+    The lookup reads the store: in a worker thread, never on the event loop.
+    """
     if absent is not None and ident:
-        absent(catalog_for(request), ident)
+        await anyio.to_thread.run_sync(absent, catalog_for(request), ident)
 
 
 def endpoint(handler: Handler, model: type[Envelope], *, write: bool = True,
@@ -183,19 +187,20 @@ def endpoint(handler: Handler, model: type[Envelope], *, write: bool = True,
         try:
             args = decode(model, raw, request.query_params)
         except InvalidInputError:
-            _missing_first(absent, request, ident)
+            await _missing_first(absent, request, ident)
             raise
         gate: Gate | None = request.scope.get(GATE)
         if gate is not None:  # a limited credential: every name the members hold
             for touch in touched(args, ident, write, delimiter):
                 gate.allow(touch, delimiter)
+        # Every SQL expression is measured before Lance parses it (`expressions`); an
+        # expression too big is refused at once, with no lookup of its table.
+        check_expressions(args, limits)
         try:
-            # Every SQL expression is measured before Lance parses it (`expressions`).
-            check_expressions(args, limits)
             args.check_limits(limits)
             check_body_id(args.id, ident, delimiter)
         except InvalidInputError:
-            _missing_first(absent, request, ident)
+            await _missing_first(absent, request, ident)
             raise
         # The lanes share one server among remote clients; the embedded client's own
         # threads, in process, are not queued behind them (their loops are their own).
