@@ -70,7 +70,7 @@ def _server_command(args: argparse.Namespace) -> int:
         # Checked here, though each worker builds its own app (nsframe.server._workers): a
         # config or store the server refuses stops it here, with one message and exit
         # status 2, not in every worker (and not as workers the supervisor restarts).
-        # Nothing stays open in this parent: no lease record, no start-up collection.
+        # Nothing stays open in this parent (its lease record goes with its catalogs).
         if not problem:
             _app.check_config(config)
     except (ValueError, TypeError, OSError, StoreCheckError) as exc:

@@ -101,9 +101,9 @@ def create_app(
 def check_config(config: ServerConfig) -> None:
     """Refuse what `create_app` would refuse (a bad credential setting, roots that
     overlap, a store that ignores conditional writes, a bucket that is not there), and
-    keep nothing open and collect nothing: the supervising parent of `nsframe serve`
-    checks once, and each worker builds its own app."""
-    for catalog in _build(config, collect=False)[1]:
+    collect what a crashed server left, then keep nothing open: the supervising parent
+    of `nsframe serve` does this once, and each worker builds its own app."""
+    for catalog in _build(config, collect=True)[1]:
         catalog.close()
 
 

@@ -156,3 +156,24 @@ def _dead_pid() -> int:
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
     return int(done.stdout)
+
+
+def test_a_process_that_died_unreaped_is_not_alive() -> None:
+    """A worker killed with its supervisor is reparented and may stay a zombie for a
+    while: it answers signal 0, but its writes are over and start-up may collect them."""
+    import subprocess
+    import sys
+    import time
+
+    from nsframe.server._storage import leases
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while not leases._zombie(child.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)  # exited, not yet waited for: a zombie
+    try:
+        assert leases._zombie(child.pid)
+        assert not leases._pid_alive(child.pid)
+        assert leases._pid_alive(os.getpid())
+    finally:
+        child.wait()

@@ -74,7 +74,20 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has died but not been reaped yet. A worker of `nsframe serve` killed
+    with its supervisor is reparented, and may stay a zombie for a while: it still
+    answers signal 0, yet it will never renew its lease nor finish its writes."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read()
+    except OSError:
+        return False  # no /proc (macOS), or gone meanwhile
+    # The state follows the command name, in parentheses that may hold spaces.
+    return fields[fields.rfind(b")") + 2:][:1] == b"Z"
 
 
 class Leases:
