@@ -365,7 +365,10 @@ def _never_sent(exc: requests.RequestException) -> bool:
 
 
 def _dropped(exc: requests.RequestException) -> bool:
-    """A connection that broke before an answer came, once it was made (not a timeout)."""
+    """A connection that broke before a whole answer came, once it was made (not a
+    timeout): also one cut off mid-answer, as when the worker serving it dies."""
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+        return True
     return isinstance(exc, requests.ConnectionError) and not isinstance(exc, requests.Timeout) \
         and not _never_sent(exc)
 
