@@ -60,11 +60,15 @@ class Turns:
             finally:
                 self.objects.delete([marker])
         finally:
-            with self._cond:
-                self._pending[key] -= 1
-                if not self._pending[key]:
-                    del self._pending[key]
-                self._cond.notify_all()
+            self._release(self._pending, key)
+
+    def _release(self, counts: dict[str, int], key: str) -> None:
+        """One fewer of ``key`` in ``counts`` (a count of none leaves no entry)."""
+        with self._cond:
+            counts[key] -= 1
+            if not counts[key]:
+                del counts[key]
+            self._cond.notify_all()
 
     def _drain(self, key: str, deadline: float) -> None:
         """Wait (bounded) for this server's inserts into ``key`` already under way."""
@@ -86,11 +90,7 @@ class Turns:
         try:
             yield
         finally:
-            with self._cond:
-                self._inserting[key] -= 1
-                if not self._inserting[key]:
-                    del self._inserting[key]
-                self._cond.notify_all()
+            self._release(self._inserting, key)
 
     def _held_elsewhere(self, key: str) -> bool:
         """True while another server's schema change of ``key`` is pending (as of at
