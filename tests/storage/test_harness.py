@@ -4,9 +4,14 @@ storage tests say nothing about the server."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import requests
 
+from tests.support.s3 import S3Endpoint
+
+from ._fleet import fleet
 from ._rest import Api, rows
 from ._servers import ServerProcess
 
@@ -40,3 +45,17 @@ def test_kill_and_restart_keeps_data(solo: ServerProcess) -> None:
     with Api(solo) as api:
         assert api.count("n$t") == 3
         assert api.server_errors == []
+
+
+def test_the_balancer_spreads_requests_over_three_replicas(
+        s3: S3Endpoint, tmp_path_factory: pytest.TempPathFactory,
+        code_under_test: Path) -> None:
+    with fleet(s3, tmp_path_factory.mktemp("fleet-logs")) as replicas:
+        session = requests.Session()
+        made = session.post(f"{replicas.url}/v1/namespace/n/create", json={}, timeout=30)
+        assert made.status_code == 200, made.text
+        for _ in range(9):
+            resp = session.post(f"{replicas.url}/v1/namespace/n/exists", json={}, timeout=30)
+            assert resp.status_code == 200, resp.text
+        assert sorted(replicas.balancer.sent.values()) == [10 // 3, 10 // 3, 10 // 3 + 1]
+        assert len(replicas.balancer.sent) == 3
