@@ -101,13 +101,16 @@ def _condition(text: str | None) -> str | None:
 
 def update(call: Call[UpdateRequest]) -> dict[str, Any]:
     args = call.args
-    assert args.updates is not None  # UpdateRequest requires it
     ref = call.catalog.require_table(call.id)
-    with changes.changing(call.catalog, ref, args.branch, "The update failed") as ds:
+
+    def rewrite(ds: LanceDataset) -> Any:
         values = {resolve(ds.schema, column, "updates").path: expression
-                  for column, expression in args.updates}
+                  for column, expression in args.updates or []}  # required
         predicate = _condition(args.predicate)
-        result = ds.update(values, where=predicate) if predicate else ds.update(values)
+        return ds.update(values, where=predicate) if predicate else ds.update(values)
+
+    ds, result = changes.rewrite_rows(call.catalog, ref, args.branch, "The update failed",
+                                      rewrite)
     rows = int((result or {}).get("num_rows_updated") or 0)
     # `updated_rows` is upstream's name, `rows_updated` LanceDB's.
     return {"version": ds.version, "updated_rows": rows, "rows_updated": rows}

@@ -36,6 +36,7 @@ from nsframe.server._models.tables import (
     ListTablesRequest,
     TableStatsRequest,
 )
+from nsframe.server._storage import changes
 from nsframe.server._storage.errors import lance_errors
 from nsframe.server._storage.writes import (
     DEFAULT_TARGET_ROWS,
@@ -264,12 +265,12 @@ def table_stats(call: Call[TableStatsRequest]) -> dict[str, Any]:
 def delete(call: Call[DeleteRequest]) -> dict[str, Any]:
     predicate, branch = call.args.predicate, call.args.branch
     assert predicate is not None  # DeleteRequest requires it
-    catalog = call.catalog
-    ref = catalog.require_table(call.id)
-    # A dataset object of its own: the cached ones are shared by concurrent readers.
-    ds = catalog.dataset(ref, branch=branch)
-    with lance_errors(f"The predicate {shown(predicate)} is not valid", ds.schema.names):
-        result = ds.delete(whole_condition(predicate))
-    catalog.remember(ref, branch, ds)
+    ref = call.catalog.require_table(call.id)
+
+    def rewrite(ds: LanceDataset) -> Any:
+        with lance_errors(f"The predicate {shown(predicate)} is not valid", ds.schema.names):
+            return ds.delete(whole_condition(predicate))
+
+    ds, result = changes.rewrite_rows(call.catalog, ref, branch, "The delete failed", rewrite)
     deleted = result.get("num_deleted_rows") if isinstance(result, dict) else None
     return {"version": ds.version, "num_deleted_rows": deleted}

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import TypeVar
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -30,12 +31,15 @@ from nsframe.exceptions import (
     ConcurrentModificationError,
     InvalidInputError,
     SchemaMismatchError,
+    ServiceUnavailableError,
 )
 from nsframe.server._storage import merge_turns, turns
 from nsframe.server._storage.catalog import Catalog, TableRef
 from nsframe.server._storage.errors import lance_errors
 from nsframe.server._storage.keys import declared_key
 from nsframe.server._storage.writes import IncomingBatches, _dropped_meanwhile
+
+T = TypeVar("T")
 
 
 @contextmanager
@@ -54,18 +58,41 @@ def changing(catalog: Catalog, ref: TableRef, branch: str | None,
 def change_schema(catalog: Catalog, ref: TableRef, branch: str | None, context: str,
                   change: Callable[[LanceDataset], None]) -> LanceDataset:
     """Apply ``change`` (add, alter or drop columns) to the latest version of ``branch``
-    and commit it, taking its turn against concurrent inserts (`turns`): inserts are held
-    back meanwhile, and an attempt that lost to a write committed first is tried again on
-    the newer version, for at most `turns.CHANGE_SECONDS`."""
+    and commit it, taking its turn against concurrent inserts (`in_turn`)."""
+    return in_turn(catalog, ref, branch, context, change)[0]
+
+
+def rewrite_rows(catalog: Catalog, ref: TableRef, branch: str | None, context: str,
+                 rewrite: Callable[[LanceDataset], T]) -> tuple[LanceDataset, T]:
+    """Apply ``rewrite`` (an update or a delete) to the latest version of ``branch`` and
+    commit it: alone first, as it rarely conflicts with an append; but Lance retries its
+    commit only so often, and a steady stream of appends (most of all on object storage,
+    where a commit takes longest) can win every race, so one that lost takes its turn."""
+    try:
+        with changing(catalog, ref, branch, context) as ds:
+            result = rewrite(ds)
+        return ds, result
+    except (ConcurrentModificationError, ServiceUnavailableError):
+        return in_turn(catalog, ref, branch, context, rewrite)
+
+
+def in_turn(catalog: Catalog, ref: TableRef, branch: str | None, context: str,
+            change: Callable[[LanceDataset], T]) -> tuple[LanceDataset, T]:
+    """Apply ``change`` to the latest version of ``branch`` and commit it, taking its turn
+    against concurrent inserts (`turns`): inserts are held back meanwhile, and an attempt
+    that lost to a write committed first is tried again on the newer version, for at most
+    `turns.CHANGE_SECONDS`. Also the result of ``change``."""
     deadline = time.monotonic() + turns.CHANGE_SECONDS
     pause = 0.02
     with catalog.turns.schema_change(ref.key):
         while True:
             try:
                 with changing(catalog, ref, branch, context) as ds:
-                    change(ds)
-                return ds
-            except ConcurrentModificationError:
+                    result = change(ds)
+                return ds, result
+            except (ConcurrentModificationError, ServiceUnavailableError):
+                # Lost the commit race to a write already under way, or Lance gave up
+                # retrying ("too many concurrent writers"): the newer version, again.
                 if time.monotonic() + pause >= deadline:
                     raise
             time.sleep(pause)
