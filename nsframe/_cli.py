@@ -70,9 +70,9 @@ def _server_command(args: argparse.Namespace) -> int:
         # Checked here, though each worker builds its own app (nsframe.server._workers): a
         # config or store the server refuses stops it here, with one message and exit
         # status 2, not in every worker (and not as workers the supervisor restarts).
-        # Nothing stays open in this parent (its lease record goes with its catalogs).
-        if not problem:
-            _app.check_config(config)
+        # The parent then collects what crashed servers left, in a thread, while its
+        # workers serve (they are spawned, so share nothing it opened).
+        collection = None if problem else _app.check_config(config)
     except (ValueError, TypeError, OSError, StoreCheckError) as exc:
         problem = f"nsframe serve: {exc}"
     if problem:
@@ -88,8 +88,12 @@ def _server_command(args: argparse.Namespace) -> int:
           f"({auth})", file=sys.stderr)
     # Even one worker runs under a supervising parent, which holds the port: a worker
     # that crashes is restarted and the port stays open (docs/server.md, Crash containment).
-    return _workers.serve_workers(config, host=args.host, port=args.port,
-                                  workers=args.workers, log_level=args.log_level)
+    try:
+        return _workers.serve_workers(config, host=args.host, port=args.port,
+                                      workers=args.workers, log_level=args.log_level)
+    finally:
+        if collection is not None:
+            collection.stop()
 
 
 def _positive(text: str) -> int:

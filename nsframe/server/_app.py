@@ -22,9 +22,10 @@ from nsframe.server._http.transactions import TransactionLog
 from nsframe.server._routes import ROUTES
 from nsframe.server._security import auth as _auth
 from nsframe.server._security.scopes import classify
-from nsframe.server._storage import freshness, gc, redact
+from nsframe.server._storage import freshness, redact
 from nsframe.server._storage.catalog import Catalog
 from nsframe.server._storage.location import overlapping_roots
+from nsframe.server._storage.startup import StartupCollection
 
 
 class StripTrailingSlash:
@@ -86,25 +87,26 @@ async def handle_http_exception(request: Request, exc: Exception) -> Response:
 
 def create_app(
     root: str | os.PathLike[str] | None = None, *, config: ServerConfig | None = None,
-    **options: Any,
+    collect_garbage: bool = True, **options: Any,
 ) -> ASGIApp:
     """The REST service over Lance datasets under ``root``.
 
     Pass either ``root`` (plus `ServerConfig` fields as keyword options) or a ready
-    ``config``.
+    ``config``. ``collect_garbage`` collects what crashed servers left, beside serving
+    (`_storage.startup`); the workers of `nsframe serve` leave it to their parent.
     """
     if config is None:
         config = ServerConfig.build(root, **options)
-    return _build(config, collect=True)[0]
+    return _build(config, collect=collect_garbage)[0]
 
 
-def check_config(config: ServerConfig) -> None:
+def check_config(config: ServerConfig) -> StartupCollection:
     """Refuse what `create_app` would refuse (a bad credential setting, roots that
     overlap, a store that ignores conditional writes, a bucket that is not there), and
-    collect what a crashed server left, then keep nothing open: the supervising parent
-    of `nsframe serve` does this once, and each worker builds its own app."""
-    for catalog in _build(config, collect=True)[1]:
-        catalog.close()
+    start collecting what a crashed server left: the supervising parent of `nsframe
+    serve` does this once, and each worker builds its own app. The collection runs in a
+    thread and closes its catalogs when done; `StartupCollection.stop` ends it sooner."""
+    return StartupCollection(_build(config, collect=False)[1], close_when_done=True).start()
 
 
 def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalog]]:
@@ -123,9 +125,10 @@ def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalo
     app.state.catalogs = {"": _catalog(config, config.root)}
     for name, path in config.databases.items():
         app.state.catalogs[name] = _catalog(config, path)
-    for catalog in app.state.catalogs.values() if collect else ():
-        # What a crashed server left: its writes' files, half-dropped namespaces.
-        gc.collect(catalog, dry_run=False)
+    if collect:
+        # What a crashed server left (its writes' files, half-dropped namespaces), in
+        # the background: a root of many tables takes minutes (`_storage.startup`).
+        StartupCollection(list(app.state.catalogs.values())).start()
     app.state.transactions = TransactionLog()
     app.state.max_json_bytes = config.max_json_bytes
     app.state.max_arrow_bytes = config.max_arrow_bytes

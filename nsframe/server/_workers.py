@@ -74,7 +74,7 @@ def worker_app(*, config: ServerConfig, slots: str) -> ASGIApp:
     No `faulthandler`: its stack dump made a worker sent SIGSEGV hang, unanswering, for
     the 30 s of the health check in one run of three, rather than end at once.
     """
-    app = create_app(config=config)
+    app = create_app(config=config, collect_garbage=False)  # the parent collects
     return _inflight.InFlight(app, Path(slots) / str(os.getpid()))
 
 

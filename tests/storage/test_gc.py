@@ -177,3 +177,42 @@ def test_a_process_that_died_unreaped_is_not_alive() -> None:
         assert leases._pid_alive(os.getpid())
     finally:
         child.wait()
+
+
+def test_start_up_collects_beside_serving_and_a_stopped_collection_removes_nothing(
+        tmp_path: Path, code_under_test: Path) -> None:
+    """Start-up collection runs in a thread while the server answers (a root of 10,000
+    tables takes minutes: benchmarks/bench_startup.py); stopped before it finished, as at
+    shutdown, it removes nothing, and the next start collects."""
+    from nsframe.server._storage.catalog import Catalog
+    from nsframe.server._storage.startup import StartupCollection
+
+    root = tmp_path / "root"
+    with serve_in_thread(root) as server:
+        made = requests.post(f"{server.url}/v1/namespace/n/create", json={}, timeout=30)
+        assert made.status_code == 200, made.text
+    orphan = root / "tables" / "orphan-0123456789abcdef.lance"
+    (orphan / "data").mkdir(parents=True)
+    (orphan / "data" / "x.lance").write_bytes(b"left by a crash")
+    _age(orphan, DAY)
+
+    catalog = Catalog(root)
+    stopped = StartupCollection([catalog], close_when_done=True)
+    stopped.stop()  # before it began: it stops at its first table
+    stopped.start()
+    assert stopped.finished.wait(60)
+    assert orphan.exists(), "a stopped collection removed something"
+    # It closed the catalog it was given: the record of its lease is gone.
+    assert not (root / "_nsframe" / "servers" / f"{catalog.leases.server_id}.json").exists()
+
+    server = ServerProcess(str(root), tmp_path / "logs", "collects")
+    server.start()
+    try:
+        deadline = time.monotonic() + 60
+        while orphan.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not orphan.exists(), server.log_tail()
+        log = server.log_tail(200)
+        assert "start-up collection of" in log and "finished in" in log, log
+    finally:
+        server.stop()

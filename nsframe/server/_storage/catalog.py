@@ -21,7 +21,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,8 +161,16 @@ class Catalog:
         # What describe hands to readers of a table's location, when the operator opted in.
         self.vended_options: dict[str, str] | None = (
             dict(self.location.options) if vend_storage_options else None)
+        self._on_close: list[Callable[[], None]] = []
+
+    def on_close(self, stop: Callable[[], None]) -> None:
+        """Call ``stop`` first when the catalog closes (work in a thread of its own that
+        uses the catalog, such as the start-up collection)."""
+        self._on_close.append(stop)
 
     def close(self) -> None:
+        for stop in self._on_close:
+            stop()
         self.leases.close()
 
     # ----------------------------------------------------------------- namespaces

@@ -13,6 +13,7 @@ is always reachable, so it is never a candidate.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -49,13 +50,24 @@ class Garbage:
         return [f"folder {f}" for f in self.folders] + [f"file {k}" for k in self.keys]
 
 
+class Stopped(Exception):
+    """The collection was asked to stop (its server is shutting down); nothing removed."""
+
+
 def collect(catalog: Catalog, *, dry_run: bool = True,
-            grace_seconds: float = DEFAULT_GRACE_SECONDS) -> Garbage:
+            grace_seconds: float = DEFAULT_GRACE_SECONDS,
+            stop: threading.Event | None = None) -> Garbage:
     """Find what no committed state references; remove it unless ``dry_run``.
 
     Times are the store's: a file older than ``started`` existed before this collection
-    began, and a write's files are never older than its record.
+    began, and a write's files are never older than its record. ``stop`` set meanwhile
+    ends the search early with `Stopped`, before anything is removed.
     """
+
+    def checkpoint() -> None:
+        if stop is not None and stop.is_set():
+            raise Stopped
+
     objects = catalog.objects
     started = catalog.leases.store_now()
     garbage = Garbage()
@@ -83,6 +95,7 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
     busy = {w.location for w in live}
     kept = kept_keys(catalog)  # deregistered tables' data
     for name in objects.children(TABLES):
+        checkpoint()
         folder = f"{TABLES}{name}"
         if folder in live_tables or folder in busy or folder in kept:
             continue
@@ -90,6 +103,7 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
         if newest < settled:
             garbage.folders.append(folder + "/")
     for folder in live_tables:
+        checkpoint()
         if not catalog.holds_dataset(folder):
             continue  # a declared table's reserved folder, not written yet
         cutoff = min([w.started for w in live if w.location == folder] + [started])
@@ -102,6 +116,7 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
             if "#" in obj.key.rsplit("/", 1)[-1] and obj.modified.timestamp() < settled:
                 garbage.keys.append(obj.key)  # a write's staging file, left by a crash
     garbage.bytes = _size(catalog, garbage)
+    checkpoint()
     if not dry_run:
         _remove(catalog, garbage)
         _recover_dropping(catalog)
