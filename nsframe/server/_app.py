@@ -19,6 +19,7 @@ from nsframe.server._http.capacity import Capacity
 from nsframe.server._http.errors import error_response, handle_api_error, handle_unexpected
 from nsframe.server._http.guard import ErrorGuard
 from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._lifecycle import Lifecycle, LifecycleApp
 from nsframe.server._routes import ROUTES
 from nsframe.server._security import auth as _auth
 from nsframe.server._security.scopes import classify
@@ -87,15 +88,16 @@ async def handle_http_exception(request: Request, exc: Exception) -> Response:
 def create_app(
     root: str | os.PathLike[str] | None = None, *, config: ServerConfig | None = None,
     **options: Any,
-) -> ASGIApp:
+) -> LifecycleApp:
     """The REST service over Lance datasets under ``root``.
 
     Pass either ``root`` (plus `ServerConfig` fields as keyword options) or a ready
-    ``config``.
+    ``config``. The end of the app's ASGI lifespan (or ``app.lifecycle.close()``)
+    closes its catalogs and stops their threads.
     """
     if config is None:
         config = ServerConfig.build(root, **options)
-    return _build(config, collect=True)[0]
+    return _build(config, collect=True)
 
 
 def check_config(config: ServerConfig) -> None:
@@ -103,11 +105,10 @@ def check_config(config: ServerConfig) -> None:
     overlap, a store that ignores conditional writes, a bucket that is not there), and
     collect what a crashed server left, then keep nothing open: the supervising parent
     of `nsframe serve` does this once, and each worker builds its own app."""
-    for catalog in _build(config, collect=True)[1]:
-        catalog.close()
+    _build(config, collect=True).lifecycle.close()
 
 
-def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalog]]:
+def _build(config: ServerConfig, *, collect: bool) -> LifecycleApp:
     app = Starlette(
         routes=list(ROUTES),
         exception_handlers={
@@ -120,12 +121,18 @@ def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalo
     # A store's or Lance's message could quote a credential: never in a log line.
     redact.install("nsframe", "nsframe.server", "uvicorn.error")
     _check_roots(config)
-    app.state.catalogs = {"": _catalog(config, config.root)}
-    for name, path in config.databases.items():
-        app.state.catalogs[name] = _catalog(config, path)
-    for catalog in app.state.catalogs.values() if collect else ():
-        # What a crashed server left: its writes' files, half-dropped namespaces.
-        gc.collect(catalog, dry_run=False)
+    app.state.catalogs = {}
+    lifecycle = Lifecycle(app.state.catalogs)
+    try:
+        app.state.catalogs[""] = _catalog(config, config.root)
+        for name, path in config.databases.items():
+            app.state.catalogs[name] = _catalog(config, path)
+        for catalog in app.state.catalogs.values() if collect else ():
+            # What a crashed server left: its writes' files, half-dropped namespaces.
+            gc.collect(catalog, dry_run=False)
+    except BaseException:
+        lifecycle.close()  # the catalogs made so far: no lease thread outlives a refusal
+        raise
     app.state.transactions = TransactionLog()
     app.state.max_json_bytes = config.max_json_bytes
     app.state.max_arrow_bytes = config.max_arrow_bytes
@@ -133,9 +140,10 @@ def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalo
     wrapped = _auth.wrap(app, config)
     if config.read_consistency_interval > 0:
         wrapped = FreshWrites(wrapped)
-    # ErrorGuard outermost: no exception from any layer reaches uvicorn, which would close
-    # the connection (see `_http.guard`).
-    return ErrorGuard(StripTrailingSlash(wrapped)), list(app.state.catalogs.values())
+    # ErrorGuard around every layer that may raise: no exception reaches uvicorn, which
+    # would close the connection (see `_http.guard`). The probes come before all of them
+    # (no credential, no Host check, no capacity lane: `_lifecycle`).
+    return LifecycleApp(ErrorGuard(StripTrailingSlash(wrapped)), lifecycle)
 
 
 def _check_roots(config: ServerConfig) -> None:

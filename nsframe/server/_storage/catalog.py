@@ -163,7 +163,13 @@ class Catalog:
             dict(self.location.options) if vend_storage_options else None)
 
     def close(self) -> None:
+        """Stop the lease renewal thread and remove this server's record."""
         self.leases.close()
+
+    def ping(self, timeout: float) -> None:
+        """One small request to the store (a HEAD of this server's record); raises when
+        the store does not answer within ``timeout`` seconds."""
+        self.objects.ping(self.leases.record_key, timeout)
 
     # ----------------------------------------------------------------- namespaces
     @staticmethod
