@@ -13,7 +13,8 @@ import pytest
 from starlette.testclient import TestClient
 
 import nsframe
-from nsframe.server import create_app, serve_in_thread
+from nsframe.server import ServerConfig, create_app, serve_in_thread
+from nsframe.server._config_file import load_config_file
 
 # Threads end a moment after they are told to (a worker thread wakes from its queue).
 JOIN_SECONDS = 5.0
@@ -73,3 +74,33 @@ def test_create_app_stops_every_thread_after_its_lifespan_ends(
         assert client.get("/readyz").json() == {"status": "ok"}
     assert _left_running(before) == []
     assert list((tmp_path / "data" / "_nsframe" / "servers").iterdir()) == []
+
+
+def test_readiness_answers_503_once_the_app_drains(tmp_path: Path) -> None:
+    app = create_app(tmp_path / "data", api_keys=["a-key-of-sixteen-chars"])
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        assert client.get("/readyz").json() == {"status": "ok"}
+        assert client.head("/healthz").status_code == 200
+        app.lifecycle.drain()
+        draining = client.get("/readyz")
+        assert (draining.status_code, draining.json()) == (503, {"status": "draining"})
+        assert draining.headers["retry-after"] == "1"
+        # Liveness and the API are not affected by the drain.
+        assert client.get("/healthz").json() == {"status": "ok"}
+        listing = client.get("/v1/table", headers={"x-api-key": "a-key-of-sixteen-chars"})
+        assert listing.status_code == 200, listing.text
+
+
+def test_shutdown_settings_from_the_config_file(tmp_path: Path) -> None:
+    file = tmp_path / "nsframe.toml"
+    file.write_text("drain_delay = 5\ngraceful_timeout = 120.5\n")
+    config = load_config_file(file)
+    assert (config.drain_delay, config.graceful_timeout) == (5.0, 120.5)
+    assert "drain_delay=5.0, graceful_timeout=120.5" in repr(config)
+    assert (ServerConfig().drain_delay, ServerConfig().graceful_timeout) == (0.0, 30.0)
+    for bad in ('drain_delay = "5"', "graceful_timeout = -1", "drain_delay = true"):
+        file.write_text(bad + "\n")
+        with pytest.raises(ValueError, match="is a number of seconds >= 0"):
+            load_config_file(file)
+    with pytest.raises(ValueError, match="graceful_timeout is a number of seconds >= 0"):
+        ServerConfig(graceful_timeout=-3)
