@@ -4,6 +4,8 @@ of `nsframe.connect(path)` or an app built by `create_app` whose lifespan ended.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -104,3 +106,15 @@ def test_shutdown_settings_from_the_config_file(tmp_path: Path) -> None:
             load_config_file(file)
     with pytest.raises(ValueError, match="graceful_timeout is a number of seconds >= 0"):
         ServerConfig(graceful_timeout=-3)
+
+
+def test_the_embedded_server_closes_its_catalogs_at_interpreter_exit(tmp_path: Path) -> None:
+    """A connection never closed is closed when the interpreter exits: the server's
+    record under the root goes with it, as after `close()`."""
+    script = ("import nsframe, sys\n"
+              "conn = nsframe.connect(sys.argv[1])\n"
+              "conn.create_table('items', {'id': [1, 2]})\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "data")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "data" / "_nsframe" / "servers").iterdir()) == []

@@ -21,6 +21,7 @@ from tests.support.s3 import S3Endpoint
 
 from ._fleet import Fleet, fleet
 from ._rest import ARROW_STREAM, quoted, rows
+from ._servers import ServerProcess
 
 pytestmark = pytest.mark.multiprocess
 
@@ -171,3 +172,34 @@ def test_a_write_longer_than_the_deadline_is_never_acknowledged_and_lost(
         log = target.log_tail(400)
         assert "graceful shutdown exceeded" in log
         assert "write(s) still running" in log
+
+
+def test_every_worker_drains_when_the_supervisor_is_told_to_stop(
+        tmp_path: Path, code_under_test: Path) -> None:
+    """With --workers 2, the supervisor forwards the stop: whichever worker answers,
+    readiness is 503 during the drain delay, and the whole server exits in time."""
+    delay = 3.0
+    server = ServerProcess(str(tmp_path / "root"), tmp_path / "logs", "workers",
+                           extra_args=["--workers", "2", "--drain-delay", str(delay),
+                                       "--graceful-timeout", "5"])
+    try:
+        server.start()
+        assert server.proc is not None
+        stopped = time.monotonic()
+        os.kill(server.proc.pid, signal.SIGTERM)
+        answers = []
+        while time.monotonic() - stopped < delay - 1:
+            # A new connection each time: either worker may accept it.
+            resp = requests.get(server.url + "/readyz", timeout=5,
+                                headers={"Connection": "close"})
+            answers.append((resp.status_code, resp.json()))
+            time.sleep(0.1)
+        # The first answers may come before the supervisor forwarded the signal.
+        late = answers[len(answers) // 2:]
+        assert late and all(a == (503, {"status": "draining"}) for a in late), answers
+        server.proc.wait(timeout=delay + 5 + MARGIN)
+        assert server.proc.returncode == 0, server.log_tail()
+        with pytest.raises(requests.ConnectionError):
+            requests.get(server.url + "/healthz", timeout=5)
+    finally:
+        server.kill()
