@@ -13,6 +13,11 @@ the storage layer is correct with any number of processes on one root
 (docs/storage.md). Each worker builds its app from the config in the child
 (`worker_app` is the factory), so nothing opened in the parent (datasets, leases, the
 start-up collection) is ever shared across a fork.
+
+A stop (SIGTERM, SIGINT) reaches every worker, from the supervisor or from the process
+group: each turns readiness off, serves on for ``drain_delay``, then drains within
+``graceful_timeout`` (`_lifecycle.DrainOnSignals`); the supervisor lets go of the port
+and kills a worker still running past both, plus `STOP_MARGIN`.
 """
 
 from __future__ import annotations
