@@ -175,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="describe returns the storage options (credentials included) "
                        "that a reader of the table's location needs")
     _storage_flags(serve)
+    serve.add_argument("--drain-delay", type=float, metavar="SECONDS",
+                       help="on SIGTERM, answer /readyz with 503 and keep serving for this "
+                       "long before draining, so that a load balancer notices (default 0)")
+    serve.add_argument("--graceful-timeout", type=float, metavar="SECONDS",
+                       help="then give requests in flight this long to finish before the "
+                       "server exits (default 30)")
     serve.add_argument("--workers", type=_positive, default=1, metavar="N",
                        help="server processes sharing the port (default 1); more serve more "
                        "concurrent clients")

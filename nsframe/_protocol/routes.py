@@ -8,6 +8,10 @@ from __future__ import annotations
 API_PREFIX = "/v1"
 DEFAULT_PORT = 2333
 
+# Liveness and readiness probes: outside the API, answered without a credential.
+HEALTH_PATH = "/healthz"
+READY_PATH = "/readyz"
+
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
 ARROW_FILE = "application/vnd.apache.arrow.file"
 JSON = "application/json"

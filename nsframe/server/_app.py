@@ -19,6 +19,7 @@ from nsframe.server._http.capacity import Capacity
 from nsframe.server._http.errors import error_response, handle_api_error, handle_unexpected
 from nsframe.server._http.guard import ErrorGuard
 from nsframe.server._http.transactions import TransactionLog
+from nsframe.server._lifecycle import Lifecycle, LifecycleApp
 from nsframe.server._routes import ROUTES
 from nsframe.server._security import auth as _auth
 from nsframe.server._security.scopes import classify
@@ -88,16 +89,18 @@ async def handle_http_exception(request: Request, exc: Exception) -> Response:
 def create_app(
     root: str | os.PathLike[str] | None = None, *, config: ServerConfig | None = None,
     collect_garbage: bool = True, **options: Any,
-) -> ASGIApp:
+) -> LifecycleApp:
     """The REST service over Lance datasets under ``root``.
 
     Pass either ``root`` (plus `ServerConfig` fields as keyword options) or a ready
     ``config``. ``collect_garbage`` collects what crashed servers left, beside serving
-    (`_storage.startup`); the workers of `nsframe serve` leave it to their parent.
+    (`_storage.startup`); the workers of `nsframe serve` leave it to their parent. The
+    end of the app's ASGI lifespan (or ``app.lifecycle.close()``) closes its catalogs and
+    stops their threads (the collection first).
     """
     if config is None:
         config = ServerConfig.build(root, **options)
-    return _build(config, collect=collect_garbage)[0]
+    return _build(config, collect=collect_garbage)
 
 
 def check_config(config: ServerConfig) -> StartupCollection:
@@ -106,10 +109,11 @@ def check_config(config: ServerConfig) -> StartupCollection:
     start collecting what a crashed server left: the supervising parent of `nsframe
     serve` does this once, and each worker builds its own app. The collection runs in a
     thread and closes its catalogs when done; `StartupCollection.stop` ends it sooner."""
-    return StartupCollection(_build(config, collect=False)[1], close_when_done=True).start()
+    catalogs = _build(config, collect=False).lifecycle.catalogs.values()
+    return StartupCollection(list(catalogs), close_when_done=True).start()
 
 
-def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalog]]:
+def _build(config: ServerConfig, *, collect: bool) -> LifecycleApp:
     app = Starlette(
         routes=list(ROUTES),
         exception_handlers={
@@ -122,9 +126,15 @@ def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalo
     # A store's or Lance's message could quote a credential: never in a log line.
     redact.install("nsframe", "nsframe.server", "uvicorn.error")
     _check_roots(config)
-    app.state.catalogs = {"": _catalog(config, config.root)}
-    for name, path in config.databases.items():
-        app.state.catalogs[name] = _catalog(config, path)
+    app.state.catalogs = {}
+    lifecycle = Lifecycle(app.state.catalogs)
+    try:
+        app.state.catalogs[""] = _catalog(config, config.root)
+        for name, path in config.databases.items():
+            app.state.catalogs[name] = _catalog(config, path)
+    except BaseException:
+        lifecycle.close()  # the catalogs made so far: no lease thread outlives a refusal
+        raise
     if collect:
         # What a crashed server left (its writes' files, half-dropped namespaces), in
         # the background: a root of many tables takes minutes (`_storage.startup`).
@@ -136,9 +146,10 @@ def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalo
     wrapped = _auth.wrap(app, config)
     if config.read_consistency_interval > 0:
         wrapped = FreshWrites(wrapped)
-    # ErrorGuard outermost: no exception from any layer reaches uvicorn, which would close
-    # the connection (see `_http.guard`).
-    return ErrorGuard(StripTrailingSlash(wrapped)), list(app.state.catalogs.values())
+    # ErrorGuard around every layer that may raise: no exception reaches uvicorn, which
+    # would close the connection (see `_http.guard`). The probes come before all of them
+    # (no credential, no Host check, no capacity lane: `_lifecycle`).
+    return LifecycleApp(ErrorGuard(StripTrailingSlash(wrapped)), lifecycle)
 
 
 def _check_roots(config: ServerConfig) -> None:

@@ -18,6 +18,9 @@ import uvicorn
 from nsframe.server._app import create_app
 from nsframe.server._config import ServerConfig
 
+# Seconds past the graceful timeout for the server thread to end its lifespan and loop.
+STOP_MARGIN = 5.0
+
 
 @dataclass(frozen=True)
 class RunningServer:
@@ -74,34 +77,50 @@ def serve_in_thread(
         # The bound address is a name the server answers to (see `_security.browser`).
         config = dataclasses.replace(config, allow_hosts=[*config.allow_hosts, host])
     app = create_app(config=config)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP, not the default 0: asyncio turns on TCP_NODELAY only for sockets that
-    # say they are TCP, and without it every JSON answer waits ~40 ms (Nagle + delayed ACK).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    bound_port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False)
-    )
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="nsframe-server"
-    )
-    thread.start()
-    deadline = time.monotonic() + startup_timeout
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("The nsframe server thread stopped during start-up; see its log.")
-        if time.monotonic() > deadline:
-            server.should_exit = True
-            raise RuntimeError(f"The nsframe server did not start within {startup_timeout}s.")
-        time.sleep(0.01)
-    url_host = f"[{host}]" if ":" in host else host
+    sock: socket.socket | None = None
+    server: uvicorn.Server | None = None
+    thread: threading.Thread | None = None
     try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        # IPPROTO_TCP, not the default 0: asyncio turns on TCP_NODELAY only for sockets that
+        # say they are TCP, and without it every JSON answer waits ~40 ms (Nagle + delayed ACK).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        bound_port = sock.getsockname()[1]
+        # Lifespan off: the catalogs are closed below, after the thread has stopped.
+        # (uvicorn types the graceful timeout int; it is asyncio.wait_for's, a float.)
+        server = uvicorn.Server(
+            uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False,
+                           timeout_graceful_shutdown=config.graceful_timeout)  # type: ignore[arg-type]
+        )
+        thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="nsframe-server"
+        )
+        thread.start()
+        deadline = time.monotonic() + startup_timeout
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError(
+                    "The nsframe server thread stopped during start-up; see its log.")
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"The nsframe server did not start within {startup_timeout}s.")
+            time.sleep(0.01)
+        url_host = f"[{host}]" if ":" in host else host
         yield RunningServer(
             f"http://{url_host}:{bound_port}", host, bound_port, config, config.own_token, app
         )
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+        # As `nsframe serve` stops on SIGTERM: readiness first, then the drain, then the
+        # catalogs (their lease threads and server records).
+        app.lifecycle.drain()
+        if server is not None:
+            if server.started and config.drain_delay:
+                time.sleep(config.drain_delay)
+            server.should_exit = True
+            if thread is not None and thread.is_alive():
+                thread.join(timeout=config.graceful_timeout + STOP_MARGIN)
+        app.lifecycle.close()
+        if sock is not None:
+            sock.close()

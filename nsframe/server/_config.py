@@ -35,6 +35,19 @@ def parse_size(text: str | int) -> int:
     return value
 
 
+def seconds(value: object, name: str) -> float:
+    """A number of seconds >= 0 (a setting's ``name`` says which, if not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"{name} is a number of seconds >= 0, got {value!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{name} is a number of seconds >= 0, got {value!r}") from None
+    if not number >= 0 or number == float("inf"):
+        raise ValueError(f"{name} is a number of seconds >= 0, got {value!r}")
+    return number
+
+
 def _option_text(value: object) -> str:
     """A storage option's value as Lance and obstore take it: ``true``/``false`` for bools."""
     if isinstance(value, bool):
@@ -95,6 +108,12 @@ class ServerConfig:
     read_consistency_interval: float = 0.0
     vend_storage_options: bool = False
     check_conditional_put: bool = True
+    # Shutdown (docs/operations.md, Shutdown): on SIGTERM readiness answers 503 at once;
+    # new requests are still served for `drain_delay` seconds (the time a load balancer
+    # takes to notice), then requests in flight get `graceful_timeout` seconds to finish
+    # before the catalogs are closed and the process exits.
+    drain_delay: float = 0.0
+    graceful_timeout: float = 30.0
 
     def __post_init__(self) -> None:
         self.storage_options = {str(k): _option_text(v) for k, v in
@@ -102,6 +121,8 @@ class ServerConfig:
         self.read_consistency_interval = float(self.read_consistency_interval)
         if self.read_consistency_interval < 0:
             raise ValueError("read_consistency_interval is a number of seconds >= 0")
+        for name in ("drain_delay", "graceful_timeout"):
+            setattr(self, name, seconds(getattr(self, name), name))
         self.api_keys = _as_credentials(self.api_keys)
         self.tokens = _as_credentials(self.tokens)
         self.max_json_bytes = parse_size(self.max_json_bytes)
@@ -156,5 +177,6 @@ class ServerConfig:
             f"storage_options=<{', '.join(sorted(self.storage_options)) or 'none'}>, "
             f"read_consistency_interval={self.read_consistency_interval}, "
             f"vend_storage_options={self.vend_storage_options}, "
-            f"check_conditional_put={self.check_conditional_put})"
+            f"check_conditional_put={self.check_conditional_put}, "
+            f"drain_delay={self.drain_delay}, graceful_timeout={self.graceful_timeout})"
         )

@@ -18,6 +18,9 @@ File format (every member optional; relative paths are relative to the file)::
     vend_storage_options = false       # describe returns the storage options to readers
     check_conditional_put = true       # refuse a store that ignores If-None-Match
 
+    drain_delay = 0                    # on SIGTERM: seconds readiness is 503 before the drain
+    graceful_timeout = 30              # seconds requests in flight get to finish
+
     [databases]                        # picked by x-service-database or the host name;
                                        # each root outside every other database's root
     sales = "/srv/nsframe/sales"
@@ -55,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from nsframe._protocol.defaults import API_KEYS_ENV
-from nsframe.server._config import ServerConfig, parse_size
+from nsframe.server._config import ServerConfig, parse_size, seconds
 from nsframe.server._limits import Limits
 
 if sys.version_info >= (3, 11):
@@ -68,6 +71,7 @@ TOP_LEVEL = frozenset({
     "max_body_bytes", "max_arrow_bytes", "api_keys", "tokens", "jwt",
     "allow_hosts", "allow_origins", "limits", "storage_options",
     "read_consistency_interval", "vend_storage_options", "check_conditional_put",
+    "drain_delay", "graceful_timeout",
 })
 
 
@@ -176,6 +180,11 @@ def load_config_file(path: str | os.PathLike[str],
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval < 0:
             raise ValueError(f"{file}: read_consistency_interval is a number of seconds >= 0")
         options["read_consistency_interval"] = float(interval)
+    for name in ("drain_delay", "graceful_timeout"):
+        if name in raw:
+            if isinstance(raw[name], str):
+                raise ValueError(f"{file}: {name} is a number of seconds >= 0")
+            options[name] = seconds(raw[name], f"{file}: {name}")
     if "api_keys" in raw:
         options["api_keys"] = _credentials(raw["api_keys"], "key", environ)
     if "tokens" in raw:
@@ -237,6 +246,10 @@ def config_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         config.vend_storage_options = True
     if args.skip_conditional_put_check:
         config.check_conditional_put = False
+    if args.drain_delay is not None:
+        config.drain_delay = seconds(args.drain_delay, "--drain-delay")
+    if args.graceful_timeout is not None:
+        config.graceful_timeout = seconds(args.graceful_timeout, "--graceful-timeout")
     return config
 
 

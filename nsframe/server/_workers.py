@@ -13,6 +13,11 @@ the storage layer is correct with any number of processes on one root
 (docs/storage.md). Each worker builds its app from the config in the child
 (`worker_app` is the factory), so nothing opened in the parent (datasets, leases, the
 start-up collection) is ever shared across a fork.
+
+A stop (SIGTERM, SIGINT) reaches every worker, from the supervisor or from the process
+group: each turns readiness off, serves on for ``drain_delay``, then drains within
+``graceful_timeout`` (`_lifecycle.DrainOnSignals`); the supervisor lets go of the port
+and kills a worker still running past both, plus `STOP_MARGIN`.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import logging
 import os
 import signal
 import tempfile
+import threading
+import time
 from pathlib import Path
 from socket import socket
 from typing import Any
@@ -36,6 +43,7 @@ from uvicorn.supervisors.multiprocess import Process
 from nsframe.server import _inflight
 from nsframe.server._app import create_app
 from nsframe.server._config import ServerConfig
+from nsframe.server._lifecycle import DrainOnSignals
 from nsframe.server._security.access_log import _SECRET_KEY
 
 log = logging.getLogger("nsframe.server.workers")
@@ -47,6 +55,9 @@ STARTUP_DEATHS = 3
 # uvicorn's 5 s is shorter than a worker's start on a busy machine (importing pylance and
 # pyarrow alone took 4 s at a load of 12 on 2 cores): it killed workers that were starting.
 HEALTHCHECK_SECONDS = 30
+# How long past its drain delay and graceful timeout a stopping worker may take to close
+# its catalogs and exit before the supervisor kills it.
+STOP_MARGIN = 5.0
 
 
 def serve_workers(config: ServerConfig, *, host: str, port: int, workers: int,
@@ -58,12 +69,16 @@ def serve_workers(config: ServerConfig, *, host: str, port: int, workers: int,
         # spawn them; a picklable factory does the same without exposing the config (its
         # secrets) through the environment or a file: it travels over the spawn pipe.
         app = functools.partial(worker_app, config=config, slots=slots)
+        # (uvicorn types the graceful timeout int; it is asyncio.wait_for's, a float.)
         settings = uvicorn.Config(app, factory=True, host=host, port=port, workers=workers,
                                   log_level=log_level, log_config=logging_config(log_level),
                                   access_log=False,
-                                  timeout_worker_healthcheck=HEALTHCHECK_SECONDS)
+                                  timeout_worker_healthcheck=HEALTHCHECK_SECONDS,
+                                  timeout_graceful_shutdown=config.graceful_timeout)  # type: ignore[arg-type]
         supervisor = Supervisor(settings, [settings.bind_socket()], slots=Path(slots),
-                                secrets=_credentials(config))
+                                secrets=_credentials(config),
+                                stop_seconds=config.drain_delay + config.graceful_timeout
+                                + STOP_MARGIN)
         supervisor.run()
     return 1 if supervisor.failed else 0
 
@@ -75,6 +90,10 @@ def worker_app(*, config: ServerConfig, slots: str) -> ASGIApp:
     the 30 s of the health check in one run of three, rather than end at once.
     """
     app = create_app(config=config, collect_garbage=False)  # the parent collects
+    if threading.current_thread() is threading.main_thread():
+        # Called while uvicorn starts, its signal handlers in place: SIGTERM turns
+        # readiness off first, and the drain starts `drain_delay` seconds later.
+        DrainOnSignals(app.lifecycle, config.drain_delay).install()
     return _inflight.InFlight(app, Path(slots) / str(os.getpid()))
 
 
@@ -94,10 +113,11 @@ class Supervisor(Multiprocess):
     """uvicorn's supervisor, reporting each worker that ends unexpectedly."""
 
     def __init__(self, config: uvicorn.Config, sockets: list[socket], *, slots: Path,
-                 secrets: frozenset[str]) -> None:
+                 secrets: frozenset[str], stop_seconds: float) -> None:
         super().__init__(config, sockets)
         self.slots = slots
         self.secrets = secrets
+        self.stop_seconds = stop_seconds
         self.failed = False
         self._startup_deaths = 0
         self._started: set[str] = set()
@@ -117,6 +137,27 @@ class Supervisor(Multiprocess):
             if process not in self.processes and process not in ended:
                 self._report(process, hung=True)
         self._forget_retired()
+
+    def terminate_all(self) -> None:
+        """Forward the stop to every worker, and let go of the listening socket: the port
+        closes once the workers stop accepting (after their drain delay), instead of
+        queueing connections that no one will accept until this parent exits."""
+        for sock in self.sockets:
+            sock.close()
+        super().terminate_all()
+
+    def join_all(self) -> None:
+        """Wait for the workers to drain and exit, killing any still running
+        ``stop_seconds`` after the stop: a request longer than the graceful timeout
+        does not hold the server up (its write is not acknowledged)."""
+        deadline = time.monotonic() + self.stop_seconds
+        for process in self.processes:
+            process.process.join(max(0.0, deadline - time.monotonic()))
+            if process.exitcode is None:
+                log.error("worker [%s] did not stop within %.0f s (drain delay, graceful "
+                          "timeout and a margin): killing it", process.pid, self.stop_seconds)
+                process.kill()
+                process.process.join()
 
     def _report(self, process: Process, *, hung: bool) -> None:
         pid, code = process.pid, process.exitcode

@@ -132,7 +132,8 @@ class ServerProcess:
                 try:
                     resp = requests.post(f"http://127.0.0.1:{port}/v1/namespace/%24/exists",
                                          json={}, timeout=5)
-                    if resp.status_code == 200:
+                    # 401: a server started with --api-key answers, and wants the key.
+                    if resp.status_code in (200, 401):
                         return None
                 except requests.RequestException:
                     pass

@@ -8,6 +8,10 @@ for work that scans data, ``upload`` for work that reads an Arrow body as it arr
 each weight has its own worker threads (`_http.capacity`). A route module holds handlers
 only and never imports another route module: what two of them share lives in `_http`,
 `_models` or `_storage`.
+
+Not here: the probes ``/healthz`` and ``/readyz`` (`_protocol.routes.HEALTH_PATH`,
+``READY_PATH``), answered by `_lifecycle.LifecycleApp` before any of these layers, so
+that they need no credential and wait in no capacity lane.
 """
 
 from __future__ import annotations

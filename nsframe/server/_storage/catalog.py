@@ -169,9 +169,16 @@ class Catalog:
         self._on_close.append(stop)
 
     def close(self) -> None:
+        """Stop the work that uses this catalog in threads of its own (`on_close`) and the
+        lease renewal thread, and remove this server's record."""
         for stop in self._on_close:
             stop()
         self.leases.close()
+
+    def ping(self, timeout: float) -> None:
+        """One small request to the store (a HEAD of this server's record); raises when
+        the store does not answer within ``timeout`` seconds."""
+        self.objects.ping(self.leases.record_key, timeout)
 
     # ----------------------------------------------------------------- namespaces
     @staticmethod

@@ -99,6 +99,13 @@ class Leases:
         self.lease = lease_seconds()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._writes = 0  # `writing` blocks running now
+        self._closed = False
+        self._writes_lock = threading.Lock()
+
+    @property
+    def record_key(self) -> str:
+        return f"{SERVERS}{self.server_id}.json"
 
     def register(self) -> None:
         self._renew()
@@ -107,13 +114,30 @@ class Leases:
         self._thread.start()
 
     def close(self) -> None:
+        """Stop renewing and remove this server's record, once no write is running: a
+        server without a record is dead to the others, and the files of a dead server's
+        write are garbage to collect. A write still running (a drain deadline passed)
+        keeps the record renewed until it ends, or until the process does."""
+        with self._writes_lock:
+            self._closed = True
+            running = self._writes
+        if running:
+            log.warning("closing with %d write(s) still running: this server's record "
+                        "is kept until they end", running)
+            return
+        self._finish()
+
+    def _finish(self) -> None:
         self._stop.set()
-        self.objects.delete([f"{SERVERS}{self.server_id}.json"])
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        self.objects.delete([self.record_key])
 
     def _renew(self) -> None:
         record = {"host": socket.gethostname(), "pid": os.getpid(), "renewed": time.time(),
                   "lease": self.lease}
-        self.objects.put(f"{SERVERS}{self.server_id}.json", json.dumps(record).encode())
+        self.objects.put(self.record_key, json.dumps(record).encode())
 
     def _keep_renewing(self) -> None:
         # Renewed well within the lease, so that one late renewal does not end it.
@@ -128,11 +152,20 @@ class Leases:
         """Record a write into ``location`` (a table's folder) for the ``with`` block."""
         key = f"{WRITES}{self.server_id}-{uuid.uuid4().hex}.json"
         record = {"server": self.server_id, "location": location, "started": time.time()}
-        self.objects.put(key, json.dumps(record).encode())
+        with self._writes_lock:
+            self._writes += 1
         try:
-            yield
+            self.objects.put(key, json.dumps(record).encode())
+            try:
+                yield
+            finally:
+                self.objects.delete([key])
         finally:
-            self.objects.delete([key])
+            with self._writes_lock:
+                self._writes -= 1
+                last = self._closed and self._writes == 0
+            if last:
+                self._finish()
 
     def store_now(self) -> float:
         """The store's clock now: the time a file written at this moment would carry."""

@@ -17,7 +17,7 @@ import shutil
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ class Objects:
         self.options = dict(self.location.options)
         self.store: ObjectStore
         self.claims: DynamoClaims | None = None
+        self._probe: ObjectStore | None = None
         if self.is_local:
             Path(self.root).mkdir(parents=True, exist_ok=True)
             self.store = LocalStore(self.root)
@@ -82,6 +83,24 @@ class Objects:
             return bytes(obstore.get(self.store, key).bytes())
         except FileNotFoundError:
             return None
+
+    def ping(self, key: str, timeout: float) -> None:
+        """One HEAD of ``key``; raises when the store does not answer (a missing key is
+        an answer). On a client of its own that never retries and gives up after
+        ``timeout`` seconds: the store's usual retries would hold a readiness check for
+        minutes when the store is gone."""
+        if self.is_local:
+            with contextlib.suppress(FileNotFoundError):
+                os.stat(Path(self.root, key))
+            return
+        if self._probe is None:
+            config, client = self.location.obstore_options()
+            wait = timedelta(seconds=timeout)
+            client = {**client, "timeout": wait, "connect_timeout": wait}
+            self._probe = from_url(self.location.store_url(), config=config,  # type: ignore[call-overload]
+                                   client_options=client, retry_config={"max_retries": 0})
+        with contextlib.suppress(FileNotFoundError):
+            obstore.head(self._probe, key)
 
     def put(self, key: str, data: bytes) -> None:
         with full_store():
