@@ -84,11 +84,11 @@ class ServerConfig:
         False, kind=Flag(),
         help="answer 401 to everything until credentials are configured")
     max_json_bytes: int = setting(
-        DEFAULT_MAX_JSON_BYTES, kind=Size(), default_text="16MiB",
+        DEFAULT_MAX_JSON_BYTES, kind=Size(),
         help="the largest JSON request body")
     max_arrow_bytes: int = setting(
         DEFAULT_MAX_ARROW_BYTES, kind=Size(), name="max_body_bytes",
-        aliases=("max_arrow_bytes",), default_text="64GiB",
+        aliases=("max_arrow_bytes",),
         help="the largest Arrow insert body")
     # The token an embedded server generated for itself (see `embedded`): not a setting.
     own_token: str | None = None
@@ -98,7 +98,7 @@ class ServerConfig:
     allow_hosts: list[str] = setting(
         factory=list, kind=Names(), flag="--allow-host",
         help="host names requests may carry besides the loopback ones and --host "
-             "(*.example.com: its subdomains; *: any)")
+             "(`*.example.com`: its subdomains; `*`: any)")
     allow_origins: list[str] = setting(
         factory=list, kind=Names("ORIGIN"), flag="--allow-origin",
         help="web origins (https://app.example.com) allowed to call the server, with CORS")

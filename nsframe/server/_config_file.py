@@ -237,23 +237,20 @@ def effective_settings(config: ServerConfig, origins: Mapping[str, str]) -> str:
 def settings_table() -> str:
     """The docs' table of settings (docs/operations.md), generated from the
     declarations; a test checks the committed copy."""
-    rows = ["| setting (file key) | flag | environment variable | default | meaning |",
-            "|---|---|---|---|---|"]
+    rows = ["| setting (file key) | flag | environment variable | default | secret | meaning |",
+            "|---|---|---|---|---|---|"]
     defaults = ServerConfig()
     for item in SETTINGS.values():
         value = _current(defaults, item)
         default = item.default_text or ("none" if value in (None, {}, []) else
                                         item.kind.show(value, False))
-        flag = item.option if item.kind.boolean is False else \
-            f"{item.option} / --no-{item.option[2:]}"
-        if item.kind.repeatable:
-            flag += f" {item.kind.metavar} (repeatable)"
-        elif not item.kind.boolean:
-            flag += f" {item.kind.metavar}"
-        meaning = item.help + (" **Secret**: masked in logs and --print-config."
-                               if item.secret else "")
-        rows.append(f"| `{item.file_key}` | `{flag}` | `{item.env}` | `{default}` | "
-                    f"{meaning.replace('|', '/')} |")
+        if item.kind.boolean:
+            flag = f"`{item.option}`, `--no-{item.option[2:]}`"
+        else:
+            flag = f"`{item.option} {item.kind.metavar}`"
+            flag += " (repeatable)" if item.kind.repeatable else ""
+        rows.append(f"| `{item.file_key}` | {flag} | `{item.env}` | `{default}` | "
+                    f"{'masked' if item.secret else ''} | {item.help.replace('|', '/')} |")
     return "\n".join(rows) + "\n"
 
 

@@ -202,6 +202,12 @@ class Size(Kind):
     def coerce(self, value: Any) -> Any:
         return parse_size(value)
 
+    def show(self, value: Any, secret: bool) -> str:
+        for unit, power in (("GiB", 3), ("MiB", 2), ("KiB", 1)):
+            if value % 1024**power == 0:
+                return json.dumps(f"{value // 1024**power}{unit}")
+        return str(value)
+
 
 def _split(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
