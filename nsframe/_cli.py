@@ -66,7 +66,7 @@ def _server_command(args: argparse.Namespace) -> int:
     try:
         # Every setting of `serve` is declared once (`_config`); its flags, variables and
         # file keys are derived from it, so they are parsed here, past the server import.
-        args = _config_file.serve_parser().parse_args(args.serve_argv)
+        args = _config_file.serve_parser().parse_args(getattr(args, "serve_argv", []))
         origins: dict[str, str] = {}
         config = _config_file.config_from_args(args, os.environ, origins)
         if getattr(args, "print_config", False):
