@@ -209,3 +209,16 @@ def test_the_python_api_keeps_its_keywords_and_masks_its_repr() -> None:
     assert "api_keys=<1 configured>" in shown and "root='/srv/data'" in shown
     with pytest.raises(ValueError, match="read_consistency_interval: give a number at least 0"):
         ServerConfig(read_consistency_interval=-1)
+
+
+def test_the_variables_keep_the_existing_names_and_clash_with_no_other() -> None:
+    from nsframe._protocol import defaults
+    from nsframe.embeddings import _trust
+    from nsframe.server._storage import leases
+
+    variables = {item.env for item in SETTINGS.values()}
+    assert SETTINGS["api_keys"].env == defaults.API_KEYS_ENV  # NSFRAME_API_KEYS, as before
+    others = {defaults.URL_ENV, defaults.API_KEY_ENV, defaults.TOKEN_ENV, leases.LEASE_ENV,
+              _trust.ENDPOINTS_ENV, _trust.MODELS_ENV, _trust.REMOTE_CODE_ENV}
+    assert variables.isdisjoint(others)
+    assert len(variables) == len(SETTINGS)
