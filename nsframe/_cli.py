@@ -8,8 +8,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 
-from nsframe._protocol.defaults import API_KEYS_ENV, DEFAULT_ROOT
-from nsframe._protocol.routes import DEFAULT_PORT
+from nsframe._protocol.defaults import API_KEYS_ENV
 
 
 def _is_loopback(host: str) -> bool:
@@ -65,8 +64,15 @@ def _server_command(args: argparse.Namespace) -> int:
                                garbage.bytes, applied=args.apply)
 
     try:
-        config = _config_file.config_from_args(args, os.environ)
-        problem = _refuse_open_bind(args.host, config.credentials_configured)
+        # Every setting of `serve` is declared once (`_config`); its flags, variables and
+        # file keys are derived from it, so they are parsed here, past the server import.
+        args = _config_file.serve_parser().parse_args(getattr(args, "serve_argv", []))
+        origins: dict[str, str] = {}
+        config = _config_file.config_from_args(args, os.environ, origins)
+        if getattr(args, "print_config", False):
+            print(_config_file.effective_settings(config, origins), end="")
+            return 0
+        problem = _refuse_open_bind(config.host, config.credentials_configured)
         # Checked here, though each worker builds its own app (nsframe.server._workers): a
         # config or store the server refuses stops it here, with one message and exit
         # status 2, not in every worker (and not as workers the supervisor restarts).
@@ -79,18 +85,18 @@ def _server_command(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return 2
     auth = "credentials required" if config.credentials_configured else "open, no credentials"
-    if args.host in ("0.0.0.0", "::") and not config.allow_hosts:
+    if config.host in ("0.0.0.0", "::") and not config.allow_hosts:
         print("nsframe: requests must name this server by a loopback address until you "
               "add its host names with --allow-host NAME", file=sys.stderr)
-    where = f"[{args.host}]" if ":" in args.host else args.host
-    workers = f"{args.workers} workers" if args.workers > 1 else "1 worker"
-    print(f"nsframe: serving {config.root} on http://{where}:{args.port} with {workers} "
+    where = f"[{config.host}]" if ":" in config.host else config.host
+    workers = f"{config.workers} workers" if config.workers > 1 else "1 worker"
+    print(f"nsframe: serving {config.root} on http://{where}:{config.port} with {workers} "
           f"({auth})", file=sys.stderr)
     # Even one worker runs under a supervising parent, which holds the port: a worker
     # that crashes is restarted and the port stays open (docs/server.md, Crash containment).
     try:
-        return _workers.serve_workers(config, host=args.host, port=args.port,
-                                      workers=args.workers, log_level=args.log_level)
+        return _workers.serve_workers(config, host=config.host, port=config.port,
+                                      workers=config.workers, log_level=config.log_level)
     finally:
         if collection is not None:
             collection.stop()
@@ -133,57 +139,11 @@ def _storage_flags(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nsframe", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the REST service")
-    serve.add_argument("root", nargs="?", default=None,
-                       help=f"storage root (default: the config file's, else {DEFAULT_ROOT})")
-    serve.add_argument("--host", default="127.0.0.1",
-                       help="address to bind (default 127.0.0.1; any other address needs "
-                       "credentials)")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT,
-                       help=f"port (default {DEFAULT_PORT})")
-    serve.add_argument("--log-level", default="info",
-                       choices=["critical", "error", "warning", "info", "debug"])
-    serve.add_argument("--config", metavar="PATH",
-                       help="TOML file: credentials with scopes, databases, limits, jwt")
-    serve.add_argument("--api-key", action="append", metavar="KEY",
-                       help=f"accept this API key, full access (repeatable; {API_KEYS_ENV} "
-                       "or --config keep it out of the process list)")
-    serve.add_argument("--database", action="append", metavar="NAME=PATH",
-                       help="serve another database from PATH (repeatable)")
-    serve.add_argument("--database-from-host", action="store_true",
-                       help="without x-service-database, take the database from the first "
-                       "label of the host name")
-    serve.add_argument("--max-body-bytes", metavar="SIZE",
-                       help="largest Arrow insert body (default 64GiB)")
-    serve.add_argument("--max-json-bytes", metavar="SIZE",
-                       help="largest JSON body (default 16MiB)")
-    serve.add_argument("--allow-host", action="append", metavar="NAME",
-                       help="also answer requests whose Host is NAME (repeatable; "
-                       "*.example.com for subdomains, * for any); loopback names and the "
-                       "bound --host are always allowed")
-    serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
-                       help="let web pages from ORIGIN (https://app.example.com) call the "
-                       "server, with CORS (repeatable); requests from other origins are "
-                       "refused")
-    serve.add_argument("--query-timeout", type=float, metavar="SECONDS",
-                       help="stop a query, count or scan after this long (default 60)")
-    serve.add_argument("--read-consistency-interval", type=float, metavar="SECONDS",
-                       help="let a read reuse what this server resolved up to SECONDS ago "
-                       "(fewer store listings; may miss other replicas' latest commits). "
-                       "Default 0: every read sees every acknowledged commit")
-    serve.add_argument("--vend-storage-options", action="store_true",
-                       help="describe returns the storage options (credentials included) "
-                       "that a reader of the table's location needs")
-    _storage_flags(serve)
-    serve.add_argument("--drain-delay", type=float, metavar="SECONDS",
-                       help="on SIGTERM, answer /readyz with 503 and keep serving for this "
-                       "long before draining, so that a load balancer notices (default 0)")
-    serve.add_argument("--graceful-timeout", type=float, metavar="SECONDS",
-                       help="then give requests in flight this long to finish before the "
-                       "server exits (default 30)")
-    serve.add_argument("--workers", type=_positive, default=1, metavar="N",
-                       help="server processes sharing the port (default 1); more serve more "
-                       "concurrent clients")
+    # Its flags are derived from the settings' declarations, which live with the server
+    # (nsframe.server._config): `_server_command` parses them, so that `nsframe --help`
+    # stays light. `nsframe serve --help` lists them.
+    serve = sub.add_parser("serve", help="run the REST service (nsframe serve --help)",
+                           add_help=False)
     serve.set_defaults(func=_server_command)
     gc = sub.add_parser("gc", help="find (and with --apply, remove) what crashes left behind")
     gc.add_argument("root", help="storage root")
@@ -202,7 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "serve":
+        args.serve_argv = rest
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     result: int = args.func(args)
     return result
 

@@ -4,66 +4,31 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import secrets
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nsframe._protocol.defaults import DEFAULT_ROOT
+from nsframe._protocol.routes import DEFAULT_PORT
 from nsframe.server._limits import Limits
+from nsframe.server._settings import (
+    Credentials,
+    Flag,
+    Names,
+    Number,
+    Pairs,
+    Size,
+    Table,
+    Text,
+    check_fields,
+    masked_repr,
+    setting,
+)
 
 DEFAULT_MAX_JSON_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_ARROW_BYTES = 64 * 1024 * 1024 * 1024
-
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b?)\s*$", re.I)
-
-
-def parse_size(text: str | int) -> int:
-    """Bytes from ``1048576``, ``512KiB``, ``16MiB``, ``64G`` (binary units); >= 1."""
-    if isinstance(text, int):
-        value = text
-    else:
-        match = _SIZE.match(text)
-        if match is None:
-            raise ValueError(f"{text!r} is not a size: write bytes, or a number with KiB/MiB/GiB")
-        power = " kmgt".index(match.group(2).lower() or " ")
-        value = int(match.group(1)) * 1024**power
-    if value < 1:
-        raise ValueError(f"A size limit must be at least 1 byte, got {text!r}")
-    return value
-
-
-def seconds(value: object, name: str) -> float:
-    """A number of seconds >= 0 (a setting's ``name`` says which, if not)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"{name} is a number of seconds >= 0, got {value!r}")
-    try:
-        number = float(value)
-    except ValueError:
-        raise ValueError(f"{name} is a number of seconds >= 0, got {value!r}") from None
-    if not number >= 0 or number == float("inf"):
-        raise ValueError(f"{name} is a number of seconds >= 0, got {value!r}")
-    return number
-
-
-def _option_text(value: object) -> str:
-    """A storage option's value as Lance and obstore take it: ``true``/``false`` for bools."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _as_credentials(value: object) -> dict[str, dict[str, Any]]:
-    """``{secret: scope}``; a bare list of secrets gets full access each."""
-    if isinstance(value, dict):
-        return {str(k): dict(v or {}) for k, v in value.items()}
-    if isinstance(value, (str, bytes)):
-        raise TypeError("Give credentials as a list or a dict of secrets, not a single string")
-    if isinstance(value, Iterable):
-        return {str(k): {} for k in value}
-    raise TypeError(f"Credentials must be a list or a dict, got {type(value).__name__}")
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
 @dataclass
@@ -87,48 +52,104 @@ class ServerConfig:
     ``require_auth`` false, the server accepts every request (loopback development).
     """
 
-    root: str | os.PathLike[str] = DEFAULT_ROOT
-    databases: dict[str, str | os.PathLike[str]] = field(default_factory=dict)
-    database_from_host: bool = False
-    api_keys: dict[str, dict[str, Any]] = field(default_factory=dict)
-    tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
-    jwt: dict[str, Any] | None = None
-    require_auth: bool = False
-    max_json_bytes: int = DEFAULT_MAX_JSON_BYTES
-    max_arrow_bytes: int = DEFAULT_MAX_ARROW_BYTES
-    # The token an embedded server generated for itself (see `embedded`).
+    # Each field made with `setting()` is a setting of `nsframe serve`: its flag, its
+    # NSFRAME_* variable, its config file key, --print-config, the repr and the table
+    # of docs/operations.md all derive from it (`_settings`, `_config_file`).
+    root: str | os.PathLike[str] = setting(
+        DEFAULT_ROOT, kind=Text(path=True, metavar="PATH"),
+        help="the default database's storage root: a folder, or an s3://, s3+ddb://, "
+             "gs:// or az:// URI (also `nsframe serve ROOT`)")
+    databases: dict[str, str | os.PathLike[str]] = setting(
+        factory=dict, kind=Pairs(path=True, metavar="NAME=PATH"), flag="--database",
+        help="more databases, picked by x-service-database or the host name, each with "
+             "its own root")
+    database_from_host: bool = setting(
+        False, kind=Flag(),
+        help="without x-service-database, the first label of the host name picks the "
+             "database")
+    api_keys: dict[str, dict[str, Any]] = setting(
+        factory=dict, kind=Credentials("key", "api key", "KEY"), secret=True,
+        flag="--api-key",
+        help="accepted API keys, full access; the file's [[api_keys]] entries may scope them")
+    tokens: dict[str, dict[str, Any]] = setting(
+        factory=dict, kind=Credentials("token", "token", "TOKEN"), secret=True,
+        flag="--token",
+        help="accepted static bearer tokens, full access; the file's [[tokens]] may scope "
+             "them")
+    jwt: dict[str, Any] | None = setting(
+        None, kind=Table(secrets=("secret",), paths=("public_key_file",)), secret=True,
+        help="OAuth 2.0 access tokens: audience, issuer, and one of secret, public_key or "
+             "public_key_file (docs/server.md)")
+    require_auth: bool = setting(
+        False, kind=Flag(),
+        help="answer 401 to everything until credentials are configured")
+    max_json_bytes: int = setting(
+        DEFAULT_MAX_JSON_BYTES, kind=Size(),
+        help="the largest JSON request body")
+    max_arrow_bytes: int = setting(
+        DEFAULT_MAX_ARROW_BYTES, kind=Size(), name="max_body_bytes",
+        aliases=("max_arrow_bytes",),
+        help="the largest Arrow insert body")
+    # The token an embedded server generated for itself (see `embedded`): not a setting.
     own_token: str | None = None
     # Browser safety (`_security.browser`): host names the Host header may carry besides
     # the loopback ones (``*.example.com`` matches subdomains, ``*`` any), and the web
     # origins allowed to call (``https://app.example.com``); any other Origin is refused.
-    allow_hosts: list[str] = field(default_factory=list)
-    allow_origins: list[str] = field(default_factory=list)
+    allow_hosts: list[str] = setting(
+        factory=list, kind=Names(), flag="--allow-host",
+        help="host names requests may carry besides the loopback ones and --host "
+             "(`*.example.com`: its subdomains; `*`: any)")
+    allow_origins: list[str] = setting(
+        factory=list, kind=Names("ORIGIN"), flag="--allow-origin",
+        help="web origins (https://app.example.com) allowed to call the server, with CORS")
+    # Not a setting itself: each of its fields is, under [limits] in the file.
     limits: Limits = field(default_factory=Limits)
-    storage_options: dict[str, str] = field(default_factory=dict)
-    read_consistency_interval: float = 0.0
-    vend_storage_options: bool = False
-    check_conditional_put: bool = True
+    storage_options: dict[str, str] = setting(
+        factory=dict, kind=Pairs(indirect=True, secret_values=True, metavar="KEY=VALUE"),
+        secret=True, flag="--storage-option",
+        help="options of an object-store root in Lance's names (aws_region, aws_endpoint, "
+             "allow_http, ...), over the store's own AWS_*/GOOGLE_*/AZURE_* variables; "
+             "in the file, NAME_env = \"VAR\" reads a variable")
+    read_consistency_interval: float = setting(
+        0.0, kind=Number(float, minimum=0, metavar="SECONDS"),
+        help="how stale, in seconds, a read may be (0: every read sees every acknowledged "
+             "commit of every replica)")
+    vend_storage_options: bool = setting(
+        False, kind=Flag(),
+        help="describe returns the storage options a reader of the table's location needs")
+    check_conditional_put: bool = setting(
+        True, kind=Flag(),
+        help="refuse to start on a store that ignores If-None-Match (off is UNSAFE)")
+    # How `nsframe serve` runs; `create_app` does not read these.
+    host: str = setting(
+        "127.0.0.1", kind=Text(metavar="ADDRESS"),
+        help="the address to bind; any but a loopback one needs credentials")
+    port: int = setting(
+        DEFAULT_PORT, kind=Number(int, minimum=0, maximum=65535, metavar="PORT"),
+        help="the port to bind")
+    workers: int = setting(
+        1, kind=Number(int, minimum=1, metavar="N"),
+        help="server processes sharing the port, under a supervisor that restarts one "
+             "that crashes")
+    log_level: str = setting(
+        "info", kind=Text(choices=LOG_LEVELS, metavar="LEVEL"),
+        help="info logs every request; " + ", ".join(LOG_LEVELS))
     # Shutdown (docs/operations.md, Shutdown): on SIGTERM readiness answers 503 at once;
     # new requests are still served for `drain_delay` seconds (the time a load balancer
     # takes to notice), then requests in flight get `graceful_timeout` seconds to finish
     # before the catalogs are closed and the process exits.
-    drain_delay: float = 0.0
-    graceful_timeout: float = 30.0
+    drain_delay: float = setting(
+        0.0, kind=Number(float, minimum=0, metavar="SECONDS"),
+        help="on SIGTERM, answer /readyz with 503 and keep serving this long before "
+             "draining, so that a load balancer notices")
+    graceful_timeout: float = setting(
+        30.0, kind=Number(float, minimum=0, metavar="SECONDS"),
+        help="then give requests in flight this long to finish before the server exits")
 
     def __post_init__(self) -> None:
-        self.storage_options = {str(k): _option_text(v) for k, v in
-                                dict(self.storage_options or {}).items()}
-        self.read_consistency_interval = float(self.read_consistency_interval)
-        if self.read_consistency_interval < 0:
-            raise ValueError("read_consistency_interval is a number of seconds >= 0")
-        for name in ("drain_delay", "graceful_timeout"):
-            setattr(self, name, seconds(getattr(self, name), name))
-        self.api_keys = _as_credentials(self.api_keys)
-        self.tokens = _as_credentials(self.tokens)
-        self.max_json_bytes = parse_size(self.max_json_bytes)
-        self.max_arrow_bytes = parse_size(self.max_arrow_bytes)
         if isinstance(self.limits, dict):
             self.limits = Limits.from_mapping(self.limits, "limits")
+        check_fields(self)
 
     @classmethod
     def build(cls, root: str | os.PathLike[str] | None = None, **options: Any) -> ServerConfig:
@@ -166,17 +187,5 @@ class ServerConfig:
 
     def __repr__(self) -> str:
         # Keys, tokens and storage options are secrets: show how many, or their names,
-        # never their values.
-        return (
-            f"ServerConfig(root={os.fspath(self.root)!r}, databases={sorted(self.databases)!r}, "
-            f"api_keys=<{len(self.api_keys)} configured>, tokens=<{len(self.tokens)} configured>, "
-            f"jwt={'<configured>' if self.jwt else None}, require_auth={self.require_auth}, "
-            f"max_json_bytes={self.max_json_bytes}, max_arrow_bytes={self.max_arrow_bytes}, "
-            f"allow_hosts={self.allow_hosts!r}, allow_origins={self.allow_origins!r}, "
-            f"limits={self.limits!r}, "
-            f"storage_options=<{', '.join(sorted(self.storage_options)) or 'none'}>, "
-            f"read_consistency_interval={self.read_consistency_interval}, "
-            f"vend_storage_options={self.vend_storage_options}, "
-            f"check_conditional_put={self.check_conditional_put}, "
-            f"drain_delay={self.drain_delay}, graceful_timeout={self.graceful_timeout})"
-        )
+        # never their values (each kind masks its own).
+        return masked_repr(self, [("limits", repr(self.limits))])

@@ -233,10 +233,10 @@ def test_max_flags_override_defaults(tmp_path: Path) -> None:
 
 
 def test_defaults_are_the_local_folder_and_port_2333(tmp_path: Path) -> None:
-    from nsframe._cli import build_parser
+    from nsframe.server._config_file import config_from_argv
 
-    args = build_parser().parse_args(["serve"])
-    assert (args.root, args.host, args.port) == (None, "127.0.0.1", 2333)
+    config = config_from_argv([], {})
+    assert (config.root, config.host, config.port) == ("./nsframe-data", "127.0.0.1", 2333)
     # No ROOT: the data goes to ./nsframe-data of the working directory, nowhere else.
     with running([], clean_env(), cwd=tmp_path) as (url, _):
         assert requests.post(f"{url}/v1/namespace/shop/create", json={}).status_code == 200

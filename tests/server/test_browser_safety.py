@@ -7,16 +7,14 @@ text/plain), and a read with `Host: evil.example` (DNS rebinding) answered 200.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 
-from nsframe._cli import build_parser
 from nsframe.server import RunningServer, serve_in_thread
-from nsframe.server._config_file import config_from_args
+from nsframe.server._config_file import config_from_argv
 from tests.support import ARROW_HEADERS, assert_error, ipc_stream
 
 APP = "https://app.example.com"
@@ -153,12 +151,11 @@ def test_an_authenticated_server_checks_host_and_origin_first(tmp_path: Path) ->
 
 
 def test_the_cli_takes_hosts_and_origins() -> None:
-    args: argparse.Namespace = build_parser().parse_args([
-        "serve", "/tmp/x", "--host", "10.1.2.3", "--api-key", "k" * 20,
-        "--allow-host", "db.example.com", "--allow-origin", APP, "--query-timeout", "5"])
-    config = config_from_args(args, {})
+    config = config_from_argv([
+        "/tmp/x", "--host", "10.1.2.3", "--api-key", "k" * 20,
+        "--allow-host", "db.example.com", "--allow-origin", APP, "--query-timeout", "5"], {})
     assert config.allow_hosts == ["db.example.com", "10.1.2.3"]
     assert config.allow_origins == [APP]
     assert config.limits.query_timeout == 5.0
-    wildcard = config_from_args(build_parser().parse_args(["serve", "--host", "0.0.0.0"]), {})
+    wildcard = config_from_argv(["--host", "0.0.0.0"], {})
     assert wildcard.allow_hosts == []

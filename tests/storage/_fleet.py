@@ -32,12 +32,12 @@ class Fleet:
 @contextmanager
 def fleet(s3: S3Endpoint, log_dir: Path, *, name: str = "fleet",
           extra_args: Sequence[str] = (), env: Mapping[str, str] | None = None,
-          ready_path: str | None = None) -> Iterator[Fleet]:
+          ready_path: str | None = None, root_in_env: bool = False) -> Iterator[Fleet]:
     """`REPLICAS` servers on a fresh root of ``s3``'s bucket, the store's credentials in
     their environment (plus ``env``), behind a balancer that health-checks
-    ``ready_path`` if given."""
+    ``ready_path`` if given. ``root_in_env`` gives them the root as ``NSFRAME_ROOT``."""
     root = s3.new_root(name)
     with cluster(root, REPLICAS, log_dir, extra_args=extra_args,
-                 env={**s3.env(), **(env or {})}) as servers, \
+                 env={**s3.env(), **(env or {})}, root_in_env=root_in_env) as servers, \
             Balancer([s.url for s in servers], ready_path=ready_path) as balancer:
         yield Fleet(root, servers, balancer)

@@ -47,11 +47,15 @@ class ServerStartError(RuntimeError):
 
 
 class ServerProcess:
-    """One ``nsframe serve ROOT --port P`` process; ``root`` is a path or a URI, as given."""
+    """One ``nsframe serve ROOT --port P`` process; ``root`` is a path or a URI, as given.
+    With ``root_in_env`` the root goes in the ``NSFRAME_ROOT`` variable instead of the
+    command line."""
 
     def __init__(self, root: str, log_dir: Path, name: str, *,
-                 extra_args: Sequence[str] = (), env: Mapping[str, str] | None = None) -> None:
+                 extra_args: Sequence[str] = (), env: Mapping[str, str] | None = None,
+                 root_in_env: bool = False) -> None:
         self.root = root
+        self.root_in_env = root_in_env
         self.name = name
         self.log_path = log_dir / f"{name}.log"
         self.extra_args = list(extra_args)
@@ -73,12 +77,15 @@ class ServerProcess:
         return self.proc is not None and self.proc.poll() is None
 
     def command(self, port: int) -> list[str]:
-        return [sys.executable, "-m", "nsframe._cli", "serve", self.root,
+        root = [] if self.root_in_env else [self.root]
+        return [sys.executable, "-m", "nsframe._cli", "serve", *root,
                 "--port", str(port), *self.extra_args]
 
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.env)
+        if self.root_in_env:
+            env["NSFRAME_ROOT"] = self.root
         inherited = env.get("PYTHONPATH")
         env["PYTHONPATH"] = os.pathsep.join([str(REPO), *([inherited] if inherited else [])])
         env["PYTHONUNBUFFERED"] = "1"
@@ -132,7 +139,7 @@ class ServerProcess:
                 try:
                     resp = requests.post(f"http://127.0.0.1:{port}/v1/namespace/%24/exists",
                                          json={}, timeout=5)
-                    # 401: a server started with --api-key answers, and wants the key.
+                    # 401: it answers, and wants the API key it was given.
                     if resp.status_code in (200, 401):
                         return None
                 except requests.RequestException:
@@ -217,9 +224,11 @@ def kept_running(servers: list[ServerProcess]) -> Iterator[list[ServerProcess]]:
 
 @contextmanager
 def cluster(root: str, count: int, log_dir: Path, *, extra_args: Sequence[str] = (),
-            env: Mapping[str, str] | None = None) -> Iterator[list[ServerProcess]]:
+            env: Mapping[str, str] | None = None,
+            root_in_env: bool = False) -> Iterator[list[ServerProcess]]:
     """``count`` servers on one root, all started; all killed on the way out."""
-    servers = [ServerProcess(root, log_dir, f"server{i}", extra_args=extra_args, env=env)
+    servers = [ServerProcess(root, log_dir, f"server{i}", extra_args=extra_args, env=env,
+                             root_in_env=root_in_env)
                for i in range(count)]
     try:
         for server in servers:

@@ -11,9 +11,8 @@ import pytest
 import requests
 
 import nsframe
-from nsframe._cli import build_parser
 from nsframe.server import ServerConfig, serve_in_thread
-from nsframe.server._config_file import config_from_args
+from nsframe.server._config_file import config_from_argv
 from nsframe.server._storage import errors, redact
 from nsframe.server._storage.location import StorageRoot
 from tests.support import ARROW_HEADERS, ipc_stream
@@ -61,11 +60,10 @@ def test_options_from_environment_then_config_file_then_flags(tmp_path: Path) ->
     )
     environ = {"AWS_REGION": "env-region", "AWS_ENDPOINT_URL": "http://env-endpoint:9000",
                "AWS_ACCESS_KEY_ID": "env-key", "MY_SECRET": SECRET}
-    args = build_parser().parse_args([
-        "serve", "--config", str(config_file), "--storage-option", "aws_region=flag-region",
+    config = config_from_argv([
+        "--config", str(config_file), "--storage-option", "aws_region=flag-region",
         "--storage-option", "aws_virtual_hosted_style_request=false",
-        "--skip-conditional-put-check"])
-    config = config_from_args(args, environ)
+        "--skip-conditional-put-check"], environ)
     assert config.root == "s3://bucket/prefix"
     assert config.read_consistency_interval == 2.5
     assert config.vend_storage_options and not config.check_conditional_put
@@ -84,9 +82,8 @@ def test_options_from_environment_then_config_file_then_flags(tmp_path: Path) ->
 
 
 def test_bad_storage_flags_are_refused_without_echoing_them() -> None:
-    args = build_parser().parse_args(["serve", "s3://b/p", "--storage-option", SECRET])
     with pytest.raises(ValueError, match="KEY=VALUE") as refused:
-        config_from_args(args, {})
+        config_from_argv(["s3://b/p", "--storage-option", SECRET], {})
     assert SECRET not in str(refused.value)
 
 
