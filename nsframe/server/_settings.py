@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -186,7 +187,8 @@ class Number(Kind):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (
                 self.kind is int and not isinstance(value, int)):
             raise ValueError(f"give {self._bound()}, got {value!r}")
-        if value < self.minimum or (self.above and value == self.minimum) or (
+        if not math.isfinite(value) or value < self.minimum or (
+                self.above and value == self.minimum) or (
                 self.maximum is not None and value > self.maximum):
             raise ValueError(f"give {self._bound()}, got {value!r}")
         return self.kind(value)

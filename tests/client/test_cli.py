@@ -84,8 +84,8 @@ def test_refuses_public_bind_without_credentials(tmp_path: Path, host: str) -> N
         (["--database", "no-equals-sign"], "NAME=PATH"),
         (["--max-json-bytes", "huge"], "not a size"),
         (["--config", "missing.toml"], "missing.toml"),
-        (["--graceful-timeout", "-1"], "--graceful-timeout is a number of seconds >= 0"),
-        (["--drain-delay", "nan"], "--drain-delay is a number of seconds >= 0"),
+        (["--graceful-timeout", "-1"], "--graceful-timeout: give a number at least 0"),
+        (["--drain-delay", "nan"], "--drain-delay: give a number at least 0"),
     ],
 )
 def test_bad_flags_exit_2_with_a_message(tmp_path: Path, args: list[str], message: str) -> None:

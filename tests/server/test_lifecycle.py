@@ -102,9 +102,9 @@ def test_shutdown_settings_from_the_config_file(tmp_path: Path) -> None:
     assert (ServerConfig().drain_delay, ServerConfig().graceful_timeout) == (0.0, 30.0)
     for bad in ('drain_delay = "5"', "graceful_timeout = -1", "drain_delay = true"):
         file.write_text(bad + "\n")
-        with pytest.raises(ValueError, match="is a number of seconds >= 0"):
+        with pytest.raises(ValueError, match="give a number at least 0"):
             load_config_file(file)
-    with pytest.raises(ValueError, match="graceful_timeout is a number of seconds >= 0"):
+    with pytest.raises(ValueError, match=r"graceful_timeout.*give a number at least 0"):
         ServerConfig(graceful_timeout=-3)
 
 
