@@ -171,6 +171,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="describe returns the storage options (credentials included) "
                        "that a reader of the table's location needs")
     _storage_flags(serve)
+    serve.add_argument("--no-metrics", action="store_true",
+                       help="do not serve GET /metrics (Prometheus text format; served by "
+                       "default, without credentials)")
+    serve.add_argument("--metrics-require-auth", action="store_true",
+                       help="GET /metrics needs one of the server's credentials")
+    serve.add_argument("--metrics-table-labels", action="store_true",
+                       help="also count requests by table name on /metrics (one series per "
+                       "table: mind the number of tables)")
     serve.add_argument("--workers", type=_positive, default=1, metavar="N",
                        help="server processes sharing the port (default 1); more serve more "
                        "concurrent clients")

@@ -67,6 +67,10 @@ class ServerConfig:
     ``vend_storage_options`` makes ``describe`` return the storage options a reader of
     the table's location needs; ``check_conditional_put`` (default on) refuses a store
     that does not honour create-if-absent writes.
+    ``metrics`` (default on) serves ``GET /metrics`` in Prometheus text format; with
+    ``metrics_require_auth`` a scrape needs one of the server's credentials (any scope);
+    ``metrics_table_labels`` also counts requests by table name, whose series grow with
+    the number of tables (docs/operations.md, Metrics).
     ``api_keys`` / ``tokens`` are accepted credentials, each mapped to its scope
     (``{"read_only": bool, "namespace": "a$b", "databases": [...], "name": "for logs"}``,
     all optional; a plain list of secrets means full access). ``jwt`` holds the settings
@@ -95,6 +99,10 @@ class ServerConfig:
     read_consistency_interval: float = 0.0
     vend_storage_options: bool = False
     check_conditional_put: bool = True
+    # /metrics (`_http.metrics`)
+    metrics: bool = True
+    metrics_require_auth: bool = False
+    metrics_table_labels: bool = False
 
     def __post_init__(self) -> None:
         self.storage_options = {str(k): _option_text(v) for k, v in
@@ -156,5 +164,7 @@ class ServerConfig:
             f"storage_options=<{', '.join(sorted(self.storage_options)) or 'none'}>, "
             f"read_consistency_interval={self.read_consistency_interval}, "
             f"vend_storage_options={self.vend_storage_options}, "
-            f"check_conditional_put={self.check_conditional_put})"
+            f"check_conditional_put={self.check_conditional_put}, "
+            f"metrics={self.metrics}, metrics_require_auth={self.metrics_require_auth}, "
+            f"metrics_table_labels={self.metrics_table_labels})"
         )

@@ -17,6 +17,9 @@ File format (every member optional; relative paths are relative to the file)::
     read_consistency_interval = 0      # seconds a read may lag other replicas (0: strong)
     vend_storage_options = false       # describe returns the storage options to readers
     check_conditional_put = true       # refuse a store that ignores If-None-Match
+    metrics = true                     # GET /metrics, Prometheus text format
+    metrics_require_auth = false       # a scrape needs one of the server's credentials
+    metrics_table_labels = false       # also count requests by table name
 
     [databases]                        # picked by x-service-database or the host name;
                                        # each root outside every other database's root
@@ -68,6 +71,7 @@ TOP_LEVEL = frozenset({
     "max_body_bytes", "max_arrow_bytes", "api_keys", "tokens", "jwt",
     "allow_hosts", "allow_origins", "limits", "storage_options",
     "read_consistency_interval", "vend_storage_options", "check_conditional_put",
+    "metrics", "metrics_require_auth", "metrics_table_labels",
 })
 
 
@@ -149,7 +153,8 @@ def load_config_file(path: str | os.PathLike[str],
             raise ValueError(f"{file}: [databases] maps names to paths")
         options["databases"] = {str(k): _path(v, base) for k, v in raw["databases"].items()}
     for flag in ("database_from_host", "require_auth", "vend_storage_options",
-                 "check_conditional_put"):
+                 "check_conditional_put", "metrics", "metrics_require_auth",
+                 "metrics_table_labels"):
         if flag in raw:
             if not isinstance(raw[flag], bool):
                 raise ValueError(f"{file}: {flag} must be true or false")
@@ -237,6 +242,12 @@ def config_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         config.vend_storage_options = True
     if args.skip_conditional_put_check:
         config.check_conditional_put = False
+    if args.no_metrics:
+        config.metrics = False
+    if args.metrics_require_auth:
+        config.metrics_require_auth = True
+    if args.metrics_table_labels:
+        config.metrics_table_labels = True
     return config
 
 

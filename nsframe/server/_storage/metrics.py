@@ -53,12 +53,12 @@ MERGE_TURN_RETRY = COMMIT_RETRIES.labels("merge_turn")
 
 
 class CacheCounts:
-    """The hit, miss and stale counters of one cache."""
+    """The hit and miss counters of one cache (and stale, for the one that has it)."""
 
-    def __init__(self, cache: str) -> None:
+    def __init__(self, cache: str, *, stale: bool = False) -> None:
         self.hit = CACHE_LOOKUPS.labels(cache, "hit")
         self.miss = CACHE_LOOKUPS.labels(cache, "miss")
-        self.stale = CACHE_LOOKUPS.labels(cache, "stale")
+        self.stale = CACHE_LOOKUPS.labels(cache, "stale") if stale else self.miss
 
 
 # The generation bodies of catalog entries; the newest generation of a folder and the
@@ -67,7 +67,7 @@ class CacheCounts:
 ENTRY_CACHE = CacheCounts("entry")
 LATEST_CACHE = CacheCounts("latest")
 BELOW_CACHE = CacheCounts("below")
-DATASET_CACHE = CacheCounts("dataset")
+DATASET_CACHE = CacheCounts("dataset", stale=True)
 
 
 def store_counters(store: str) -> dict[StoreKind, Counter]:
