@@ -126,7 +126,10 @@ class Lane:
                 releases.pop()()
 
         waiting_for_share = self.shares is not None and bool(clients)
-        gauges = self.gauges
+        # Counted as queued only when no slot is free on arrival: most requests get one at
+        # once, and skip the gauge's two updates.
+        gauges = self.gauges if self.gauges is not None and (
+            waiting_for_share or admission.value == 0) else None
         if gauges is not None:
             gauges.waiting.inc()
         try:
@@ -141,9 +144,9 @@ class Lane:
                     release()
                     raise
                 releases.append(admission.release)
-                if gauges is not None:
-                    gauges.in_use.inc()
-                    releases.append(gauges.in_use.dec)
+                if self.gauges is not None:
+                    self.gauges.in_use.inc()
+                    releases.append(self.gauges.in_use.dec)
                 return _once(release)
         finally:
             if gauges is not None:
