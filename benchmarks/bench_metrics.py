@@ -1,7 +1,8 @@
 """The cost of metrics per request: the server with metrics on against metrics off, same run.
 
 Three measurements, the cases interleaved round by round (the order alternating) so that
-drift hits both alike; medians over rounds of the time per request, and their ratio:
+drift hits both alike; per request, the server's CPU time (summed over the rounds) and the
+median round's wall time, with their ratios on/off:
 
 - ``in-process``: two apps over one root (``metrics=True`` and ``metrics=False``) called
   as ASGI apps in this process, no socket: the strictest ratio, since nothing else of a
@@ -29,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,7 +43,7 @@ import pyarrow as pa
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import median, print_table, serve_in_subprocess, write_results
+from _common import cpu_seconds, median, print_table, serve_in_subprocess, write_results
 
 from nsframe.server import create_app
 
@@ -104,25 +106,32 @@ async def call(app: Any, path: str, body: bytes, kind: str = "json") -> int:
     return status
 
 
-def interleaved(cases: dict[str, Callable[[str], None]], rounds: int,
-                batch: int) -> dict[str, dict[str, list[float]]]:
-    """Seconds per request of each case and operation, one figure per round."""
-    found: dict[str, dict[str, list[float]]] = {op: {c: [] for c in cases} for op in OPERATIONS}
+Case = tuple[Callable[[str], None], Callable[[], float]]  # a request; the server's CPU clock
+
+
+def interleaved(cases: dict[str, Case], rounds: int,
+                batch: int) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """Seconds per request of each operation and case, wall and the server's CPU, one
+    figure per round."""
+    found: dict[str, dict[str, dict[str, list[float]]]] = {
+        op: {c: {"wall": [], "cpu": []} for c in cases} for op in OPERATIONS}
     names = list(cases)
     for number in range(rounds):
         order = names if number % 2 == 0 else names[::-1]
         for op in OPERATIONS:
             for case in order:
-                run = cases[case]
+                run, cpu = cases[case]
                 run(op)  # warm: the first call after the other case's
-                started = time.perf_counter()
+                started, used = time.perf_counter(), cpu()
                 for _ in range(batch):
                     run(op)
-                found[op][case].append((time.perf_counter() - started) / batch)
+                found[op][case]["wall"].append((time.perf_counter() - started) / batch)
+                found[op][case]["cpu"].append((cpu() - used) / batch)
     return found
 
 
-def in_process(root: Path, rounds: int, batch: int) -> dict[str, dict[str, list[float]]]:
+def in_process(root: Path, rounds: int,
+               batch: int) -> dict[str, dict[str, dict[str, list[float]]]]:
     apps = {"on": create_app(root), "off": create_app(root, metrics=False)}
     loop = asyncio.new_event_loop()
 
@@ -137,12 +146,15 @@ def in_process(root: Path, rounds: int, batch: int) -> dict[str, dict[str, list[
         return run
 
     try:
-        return interleaved({case: runner(case) for case in apps}, rounds, batch)
+        # CPU of this process: the handler's worker threads included.
+        return interleaved({case: (runner(case), time.process_time) for case in apps},
+                           rounds, batch)
     finally:
         loop.close()
 
 
-def over_http(root: Path, rounds: int, batch: int) -> dict[str, dict[str, list[float]]]:
+def over_http(root: Path, rounds: int,
+              batch: int) -> dict[str, dict[str, dict[str, list[float]]]]:
     with serve_in_subprocess(root) as on, \
             serve_in_subprocess(root, args=["--no-metrics"]) as off:
         assert requests.get(f"{on.url}/metrics", timeout=30).status_code == 200
@@ -158,10 +170,12 @@ def over_http(root: Path, rounds: int, batch: int) -> dict[str, dict[str, list[f
 
             return run
 
-        return interleaved({"on": runner(on.url), "off": runner(off.url)}, rounds, batch)
+        return interleaved({"on": (runner(on.url), lambda: cpu_seconds(on.pid)),
+                            "off": (runner(off.url), lambda: cpu_seconds(off.pid))},
+                           rounds, batch)
 
 
-def unit_costs(rounds: int, number: int = 5000) -> dict[str, float]:
+def unit_costs(rounds: int, number: int = 20_000) -> dict[str, float]:
     """Microseconds that metrics add per request (middleware) and per admission (lane),
     medians of ``rounds`` interleaved timings of ``number`` calls."""
     from nsframe.server._http.capacity import Lane
@@ -186,17 +200,19 @@ def unit_costs(rounds: int, number: int = 5000) -> dict[str, float]:
     async def drop(message: Any) -> None:
         pass
 
+    # CPU time of this thread, not wall time: other processes on a busy machine then
+    # barely move a cost of microseconds (all of it is this thread's work).
     async def requests_of(target: Any) -> float:
-        started = time.perf_counter()
+        started = time.thread_time()
         for _ in range(number):
             await target(dict(scope), nothing, drop)
-        return (time.perf_counter() - started) / number
+        return (time.thread_time() - started) / number
 
     async def admissions(lane: Lane) -> float:
-        started = time.perf_counter()
+        started = time.thread_time()
         for _ in range(number):
             (await lane.admit())()
-        return (time.perf_counter() - started) / number
+        return (time.thread_time() - started) / number
 
     async def measure() -> dict[str, list[float]]:
         found: dict[str, list[float]] = {k: [] for k in ("mw on", "mw off", "lane on",
@@ -247,13 +263,22 @@ def main() -> None:
             figures = measure(root, rounds, batch)
             results[where] = figures
             for op, cases in figures.items():
-                on, off = median(cases["on"]), median(cases["off"])
-                rows.append([where, op, off * 1e6, on * 1e6, (on - off) * 1e6, on / off])
-    print(f"Metrics on vs off, medians of {rounds} rounds of {batch} requests each:")
-    print_table(["path", "operation", "off µs", "on µs", "on - off µs", "ratio on/off"], rows)
+                row: list[object] = [where, op]
+                for clock in ("cpu", "wall"):
+                    # CPU: the total over all rounds per request (a server's CPU time
+                    # advances in 10 ms ticks, coarser than one round); wall: medians.
+                    summary = statistics.fmean if clock == "cpu" else median
+                    on, off = summary(cases["on"][clock]), summary(cases["off"][clock])
+                    row += [off * 1e6, on * 1e6, on / off]
+                rows.append(row)
+    print(f"Metrics on vs off, {rounds} rounds of {batch} requests each, interleaved. cpu: "
+          "the server's CPU time per request over all rounds (for in-process, this "
+          "process's); wall: the median round's time per request:")
+    print_table(["path", "operation", "cpu off µs", "cpu on µs", "cpu on/off",
+                 "wall off µs", "wall on µs", "wall on/off"], rows)
     results["unit"] = unit_costs_by_mode(rounds)
     print("\nWhat metrics add, without the request (medians; µs):")
-    describe = median(results["in-process"]["describe"]["off"]) * 1e6
+    describe = median(results["in-process"]["describe"]["off"]["wall"]) * 1e6
     print_table(["values", "per request", "per lane admission", "total",
                  "share of an in-process describe"],
                 [[mode, f["middleware_us"], f["lane_gauges_us"],
