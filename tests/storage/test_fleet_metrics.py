@@ -5,11 +5,14 @@ was sent (docs/operations.md, Metrics)."""
 from __future__ import annotations
 
 import json
+import socket
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import psutil
+import pyarrow as pa
 import pytest
 import requests
 from prometheus_client.mmap_dict import MmapedDict
@@ -145,5 +148,51 @@ def test_a_killed_servers_metrics_folder_goes_at_the_next_start(tmp_path: Path) 
     server.start()
     try:
         assert not folder.exists()
+    finally:
+        server.stop()
+
+
+@pytest.mark.crash
+def test_a_crashed_workers_requests_stay_counted_and_leave_no_one_in_flight(
+        tmp_path: Path) -> None:
+    server = ServerProcess(str(tmp_path / "root"), tmp_path, "crashing")
+    server.start()
+    try:
+        assert server.proc is not None and server.port is not None
+        made = [requests.post(f"{server.url}/v1/namespace/c/create", json={}, timeout=30),
+                requests.post(f"{server.url}/v1/table/c$t/create", headers=ARROW,
+                              data=ipc_stream({"id": [1]}), timeout=30)]
+        assert [m.status_code for m in made] == [200, 200]
+        # An insert whose body stops after its schema: in flight until its worker dies.
+        schema = pa.schema([("id", pa.int64())]).serialize().to_pybytes()
+        stalled = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        stalled.sendall(b"POST /v1/table/c%24t/insert HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        b"Content-Type: application/vnd.apache.arrow.stream\r\n"
+                        b"Content-Length: 1000000\r\n\r\n" + schema)
+        deadline = time.monotonic() + 30
+        while total(scrape(server.url), "nsframe_http_requests_in_flight") != 1:
+            assert time.monotonic() < deadline, "the stalled insert never showed in flight"
+            time.sleep(0.05)
+        before = scrape(server.url)
+        assert total(before, "nsframe_lane_slots_in_use", lane="upload") == 1
+        worker = next(w for w in psutil.Process(server.proc.pid).children(recursive=True)
+                      if "spawn_main" in " ".join(w.cmdline()))
+        worker.kill()
+        worker.wait(30)
+        stalled.close()
+        deadline = time.monotonic() + 60
+        while True:  # until the supervisor's new worker answers
+            try:
+                after = scrape(server.url)
+                break
+            except requests.ConnectionError:
+                assert time.monotonic() < deadline, server.log_tail()
+                time.sleep(0.1)
+        assert total(after, "nsframe_http_requests_in_flight") == 0
+        assert total(after, "nsframe_lane_slots_in_use") == 0
+        assert total(after, "nsframe_lane_slots", lane="upload") == Limits().upload_slots
+        # What the dead worker counted is still in the sums.
+        assert by(after, REQUESTS, "route", "status")[("CreateTable", "200")] == \
+            by(before, REQUESTS, "route", "status")[("CreateTable", "200")] == 1
     finally:
         server.stop()
