@@ -18,6 +18,7 @@ from nsframe.server._http import dialect
 from nsframe.server._http.capacity import Capacity
 from nsframe.server._http.errors import error_response, handle_api_error, handle_unexpected
 from nsframe.server._http.guard import ErrorGuard
+from nsframe.server._http.metrics import RequestMetrics, metrics_route
 from nsframe.server._http.transactions import TransactionLog
 from nsframe.server._lifecycle import Lifecycle, LifecycleApp
 from nsframe.server._routes import ROUTES
@@ -114,8 +115,9 @@ def check_config(config: ServerConfig) -> StartupCollection:
 
 
 def _build(config: ServerConfig, *, collect: bool) -> LifecycleApp:
+    _check_metrics(config)
     app = Starlette(
-        routes=list(ROUTES),
+        routes=[*ROUTES, *([metrics_route()] if config.metrics else [])],
         exception_handlers={
             APIError: handle_api_error,
             HTTPException: handle_http_exception,
@@ -142,14 +144,23 @@ def _build(config: ServerConfig, *, collect: bool) -> LifecycleApp:
     app.state.transactions = TransactionLog()
     app.state.max_json_bytes = config.max_json_bytes
     app.state.max_arrow_bytes = config.max_arrow_bytes
-    app.state.capacity = Capacity(config.limits)
+    app.state.capacity = Capacity(config.limits, gauges=config.metrics)
     wrapped = _auth.wrap(app, config)
+    if config.metrics:
+        # Outside the credential check, so that its 401s and 403s are counted too.
+        wrapped = RequestMetrics(wrapped, app.routes, table_labels=config.metrics_table_labels)
     if config.read_consistency_interval > 0:
         wrapped = FreshWrites(wrapped)
     # ErrorGuard around every layer that may raise: no exception reaches uvicorn, which
     # would close the connection (see `_http.guard`). The probes come before all of them
     # (no credential, no Host check, no capacity lane: `_lifecycle`).
     return LifecycleApp(ErrorGuard(StripTrailingSlash(wrapped)), lifecycle)
+
+
+def _check_metrics(config: ServerConfig) -> None:
+    if config.metrics_require_auth and not (config.api_keys or config.tokens or config.jwt):
+        raise ValueError("metrics_require_auth needs credentials that may scrape /metrics: "
+                         "configure api_keys, tokens or jwt, or leave it off.")
 
 
 def _check_roots(config: ServerConfig) -> None:

@@ -120,6 +120,15 @@ class ServerConfig:
     check_conditional_put: bool = setting(
         True, kind=Flag(),
         help="refuse to start on a store that ignores If-None-Match (off is UNSAFE)")
+    # GET /metrics (`_http.metrics`; docs/operations.md, Metrics).
+    metrics: bool = setting(
+        True, kind=Flag(), help="serve GET /metrics, in Prometheus text format")
+    metrics_require_auth: bool = setting(
+        False, kind=Flag(), help="GET /metrics needs one of the server's credentials")
+    metrics_table_labels: bool = setting(
+        False, kind=Flag(),
+        help="also count requests by table name on /metrics (one series per table: mind "
+             "the number of tables)")
     # How `nsframe serve` runs; `create_app` does not read these.
     host: str = setting(
         "127.0.0.1", kind=Text(metavar="ADDRESS"),

@@ -22,19 +22,23 @@ and kills a worker still running past both, plus `STOP_MARGIN`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import logging
 import os
+import shutil
 import signal
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from socket import socket
 from typing import Any
 
 import uvicorn
+from prometheus_client import multiprocess
 from starlette.types import ASGIApp
 from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
@@ -43,6 +47,7 @@ from uvicorn.supervisors.multiprocess import Process
 from nsframe.server import _inflight
 from nsframe.server._app import create_app
 from nsframe.server._config import ServerConfig
+from nsframe.server._http.metrics import MULTIPROC_ENV
 from nsframe.server._lifecycle import DrainOnSignals
 from nsframe.server._security.access_log import _SECRET_KEY
 
@@ -58,13 +63,16 @@ HEALTHCHECK_SECONDS = 30
 # How long past its drain delay and graceful timeout a stopping worker may take to close
 # its catalogs and exit before the supervisor kills it.
 STOP_MARGIN = 5.0
+# The metrics folders of `nsframe serve`: this prefix, the supervisor's pid, a dash.
+METRICS_PREFIX = "nsframe-metrics-"
 
 
 def serve_workers(config: ServerConfig, *, host: str, port: int, workers: int,
                   log_level: str) -> int:
     """Serve ``config`` with ``workers`` processes until stopped (SIGINT or SIGTERM);
     the exit status: 1 when workers could not be kept running, else 0."""
-    with tempfile.TemporaryDirectory(prefix="nsframe-workers-", dir=_shared_memory()) as slots:
+    with tempfile.TemporaryDirectory(prefix="nsframe-workers-", dir=_shared_memory()) as slots, \
+            _metrics_folder(config.metrics):
         # uvicorn.run() insists on an import string for workers, only so that it can
         # spawn them; a picklable factory does the same without exposing the config (its
         # secrets) through the environment or a file: it travels over the spawn pipe.
@@ -81,6 +89,55 @@ def serve_workers(config: ServerConfig, *, host: str, port: int, workers: int,
                                 + STOP_MARGIN)
         supervisor.run()
     return 1 if supervisor.failed else 0
+
+
+@contextlib.contextmanager
+def _metrics_folder(enabled: bool) -> Iterator[None]:
+    """prometheus_client's multiprocess mode: each worker writes its metrics to files in a
+    private folder, and a scrape of any worker adds up all of them (`_http.metrics`).
+
+    A new empty folder for every start (a count left by an earlier run would be added
+    in), removed on the way out; the folders of servers that were killed are removed at
+    start. Set in the environment before any worker is spawned: the client library picks
+    its mode as it is imported, in the worker.
+    """
+    if not enabled:
+        yield
+        return
+    before = os.environ.get(MULTIPROC_ENV)
+    base = _shared_memory()
+    _remove_orphans(Path(base or tempfile.gettempdir()))
+    with tempfile.TemporaryDirectory(prefix=f"{METRICS_PREFIX}{os.getpid()}-",
+                                     dir=base) as folder:
+        os.environ[MULTIPROC_ENV] = folder
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop(MULTIPROC_ENV, None)
+            else:
+                os.environ[MULTIPROC_ENV] = before
+
+
+def _remove_orphans(base: Path) -> None:
+    """Remove the metrics folders of supervisors that no longer run (SIGKILLed)."""
+    if os.name == "nt":  # os.kill(pid, 0) would end the process there, not probe it
+        return
+    for folder in base.glob(f"{METRICS_PREFIX}*-*"):
+        pid = folder.name.removeprefix(METRICS_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and folder.is_dir() and folder.stat().st_uid == os.getuid() \
+                and not _running(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def worker_app(*, config: ServerConfig, slots: str) -> ASGIApp:
@@ -121,6 +178,7 @@ class Supervisor(Multiprocess):
         self.failed = False
         self._startup_deaths = 0
         self._started: set[str] = set()
+        self._known: set[int] = set()
 
     def keep_subprocess_alive(self) -> None:
         # A signal waiting to be handled may be the stop that ends the workers.
@@ -137,6 +195,16 @@ class Supervisor(Multiprocess):
             if process not in self.processes and process not in ended:
                 self._report(process, hung=True)
         self._forget_retired()
+        self._bury_metrics()
+
+    def _bury_metrics(self) -> None:
+        """Drop the gauges of workers that are gone (in flight, lane slots): their
+        counters stay in the sums, their "now" values must not."""
+        alive = {p.pid for p in self.processes if p.pid is not None}
+        if MULTIPROC_ENV in os.environ:
+            for pid in self._known - alive:
+                multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
+        self._known = alive
 
     def terminate_all(self) -> None:
         """Forward the stop to every worker, and let go of the listening socket: the port

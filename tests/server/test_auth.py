@@ -26,6 +26,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from nsframe.server import RunningServer, ServerConfig, create_app, serve_in_thread
+from nsframe.server._http.metrics import METRICS_PATH
 from nsframe.server._routes import ROUTES
 from nsframe.server._security.credentials import Credentials
 from nsframe.server._security.jwt import JWTVerifier
@@ -423,6 +424,8 @@ def test_every_route_answers_401_without_valid_credentials(
     checked = 0
     for route in routes:
         assert isinstance(route, Route), f"{route!r}: walk its routes here too"
+        if route.path == METRICS_PATH:
+            continue  # open to a probe unless metrics_require_auth (tests/server/test_metrics.py)
         path = route.path_format.format(**{p: SAMPLES[p] for p in route.param_convertors})
         for method in sorted(route.methods or ()):
             for suffix in ("", "/"):
@@ -442,6 +445,9 @@ def test_every_route_answers_401_without_valid_credentials(
 # `_scopes.classify`, so a write that the server took for a read fails here. A write
 # changes data, metadata, tags, branches, indexes or the catalog. HEAD goes with GET.
 # A new route fails `test_read_only_key_on_every_route` until it is added to one list.
+# The server's own routes outside the contract's /v1 space: no scope applies (any key may
+# scrape /metrics, and no key unless metrics_require_auth: tests/server/test_metrics.py).
+SERVICE_ROUTES = frozenset({("GET", METRICS_PATH)})
 READ_ROUTES = frozenset({
     ("GET", "/v1/namespace/{id}/list"),
     ("POST", "/v1/namespace/{id}/list"),
@@ -604,7 +610,7 @@ def table_state(url: str, ns: str) -> dict[str, Any]:
 
 
 def test_read_only_key_on_every_route(hs_server: RunningServer, tmp_path: Path) -> None:
-    assert route_pairs(tmp_path) == READ_ROUTES | WRITE_ROUTES, (
+    assert route_pairs(tmp_path) == READ_ROUTES | WRITE_ROUTES | SERVICE_ROUTES, (
         "classify the new route by hand in READ_ROUTES or WRITE_ROUTES"
     )
     assert not READ_ROUTES & WRITE_ROUTES

@@ -34,6 +34,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from nsframe.exceptions import InvalidInputError, ServiceUnavailableError
+from nsframe.server._http import metrics
 from nsframe.server._limits import Limits
 
 Weight = Literal["light", "heavy", "upload"]
@@ -88,13 +89,16 @@ class Shares:
 
 
 class Lane:
-    """Slots for one weight: admission on the event loop, then a thread of its own pool."""
+    """Slots for one weight: admission on the event loop, then a thread of its own pool.
+    With ``gauges``, its slots, the slots in use and the requests waiting are shown on
+    ``/metrics`` (`_http.metrics`)."""
 
     def __init__(self, weight: Weight, slots: int, queue_timeout: float,
-                 share: int | None = None) -> None:
+                 share: int | None = None, *, gauges: bool = False) -> None:
         self.weight = weight
         self.slots = slots
         self.queue_timeout = queue_timeout
+        self.gauges = LaneGauges(weight, slots) if gauges else None
         # None: a client may take every slot (light and heavy work end on their own).
         self.shares = Shares(share) if share is not None else None
         # Created on first use, inside the server's event loop.
@@ -122,18 +126,31 @@ class Lane:
                 releases.pop()()
 
         waiting_for_share = self.shares is not None and bool(clients)
-        with anyio.move_on_after(self.queue_timeout):
-            try:
-                if self.shares is not None:
-                    for client in clients:
-                        releases.append(await self.shares.acquire(client))
-                waiting_for_share = False
-                await admission.acquire()
-            except BaseException:
-                release()
-                raise
-            releases.append(admission.release)
-            return _once(release)
+        # Counted as queued only when no slot is free on arrival: most requests get one at
+        # once, and skip the gauge's two updates.
+        gauges = self.gauges if self.gauges is not None and (
+            waiting_for_share or admission.value == 0) else None
+        if gauges is not None:
+            gauges.waiting.inc()
+        try:
+            with anyio.move_on_after(self.queue_timeout):
+                try:
+                    if self.shares is not None:
+                        for client in clients:
+                            releases.append(await self.shares.acquire(client))
+                    waiting_for_share = False
+                    await admission.acquire()
+                except BaseException:
+                    release()
+                    raise
+                releases.append(admission.release)
+                if self.gauges is not None:
+                    self.gauges.in_use.inc()
+                    releases.append(self.gauges.in_use.dec)
+                return _once(release)
+        finally:
+            if gauges is not None:
+                gauges.waiting.dec()
         # Timed out: what was taken has been freed on the way out.
         retry = {"Retry-After": str(max(1, math.ceil(self.queue_timeout / 10)))}
         if waiting_for_share:
@@ -177,15 +194,24 @@ def clients_of(scope: Scope) -> tuple[str, ...]:
     return tuple(keys)
 
 
-class Capacity:
-    """The lanes of one app."""
+class LaneGauges:
+    """One lane's gauges, bound once; its slots are added to the process's total."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, weight: Weight, slots: int) -> None:
+        self.waiting = metrics.LANE_WAITING.labels(weight)
+        self.in_use = metrics.LANE_IN_USE.labels(weight)
+        metrics.LANE_SLOTS.labels(weight).inc(slots)
+
+
+class Capacity:
+    """The lanes of one app; ``gauges``: shown on ``/metrics``."""
+
+    def __init__(self, limits: Limits, *, gauges: bool = False) -> None:
         self.lanes = {
-            "light": Lane("light", limits.light_slots, limits.queue_timeout),
-            "heavy": Lane("heavy", limits.heavy_slots, limits.queue_timeout),
+            "light": Lane("light", limits.light_slots, limits.queue_timeout, gauges=gauges),
+            "heavy": Lane("heavy", limits.heavy_slots, limits.queue_timeout, gauges=gauges),
             "upload": Lane("upload", limits.upload_slots, limits.queue_timeout,
-                           share=limits.upload_share),
+                           share=limits.upload_share, gauges=gauges),
         }
 
     def lane(self, weight: Weight) -> Lane:

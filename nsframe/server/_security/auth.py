@@ -27,6 +27,7 @@ from nsframe._protocol import routes
 from nsframe.exceptions import APIError, PayloadTooLargeError
 from nsframe.server._config import ServerConfig
 from nsframe.server._http.errors import error_response
+from nsframe.server._http.metrics import METRICS_PATH
 from nsframe.server._http.names import GATE
 from nsframe.server._http.request import timed
 from nsframe.server._http.routing import ApiRoute
@@ -99,6 +100,9 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        if self.config.metrics and scope["path"] == METRICS_PATH:
+            await self._metrics(scope, headers, receive, send)
+            return
         try:
             principal, receive = await self._authenticate(scope, headers, receive)
             scope["nsframe.principal"] = principal.name
@@ -118,6 +122,20 @@ class AuthMiddleware:
         except APIError as error:
             await error_response(Request(scope), error)(scope, receive, send)
             return
+        await self.app(scope, receive, send)
+
+    async def _metrics(self, scope: Scope, headers: Headers, receive: Receive,
+                       send: Send) -> None:
+        """A scrape: open by default; with ``metrics_require_auth``, any credential of
+        the server's may scrape, whatever its scope (none names a database or table)."""
+        if self.config.metrics_require_auth:
+            api_key = headers.get(routes.API_KEY_HEADER, "").strip() or None
+            try:
+                principal = self.credentials.authenticate(api_key, _bearer(headers))
+            except APIError as error:
+                await error_response(Request(scope), error)(scope, receive, send)
+                return
+            scope["nsframe.principal"] = principal.name
         await self.app(scope, receive, send)
 
     async def _authenticate(

@@ -37,6 +37,7 @@ from nsframe.server._storage import merge_turns, turns
 from nsframe.server._storage.catalog import Catalog, TableRef
 from nsframe.server._storage.errors import lance_errors
 from nsframe.server._storage.keys import declared_key
+from nsframe.server._storage.metrics import CHANGE_SCHEMA_RETRY
 from nsframe.server._storage.writes import IncomingBatches, _dropped_meanwhile
 
 T = TypeVar("T")
@@ -95,6 +96,7 @@ def in_turn(catalog: Catalog, ref: TableRef, branch: str | None, context: str,
                 # retrying ("too many concurrent writers"): the newer version, again.
                 if time.monotonic() + pause >= deadline:
                     raise
+            CHANGE_SCHEMA_RETRY.inc()
             time.sleep(pause)
             pause = min(pause * 2, 1.0)
 

@@ -22,6 +22,7 @@ from lance.dataset import LanceDataset
 
 from nsframe.exceptions import BranchNotFoundError, TableNotFoundError, VersionNotFoundError
 from nsframe.server._storage.freshness import Freshness
+from nsframe.server._storage.metrics import DATASET_CACHE
 
 CACHE_SIZE = 128
 # The caches of a `walker`: a version's manifest is read once and never kept (the
@@ -49,9 +50,11 @@ class DatasetCache:
             kept = self._kept.get((uri, branch))
             checked = self._checked.get((uri, branch), 0.0)
         if kept is None:
+            DATASET_CACHE.miss.inc()
             kept = self._open(uri, label, branch)
             self.remember(uri, branch, kept)
         elif not self.freshness.reusable(checked):
+            DATASET_CACHE.stale.inc()
             try:
                 latest = kept.latest_version
                 if latest != kept.version:
@@ -61,7 +64,8 @@ class DatasetCache:
                 # Its folder is gone: the table was dropped since the catalog named it.
                 raise TableNotFoundError(f"Table {label!r} does not exist.") from exc
             self.remember(uri, branch, kept)
-        # else: resolved recently enough for this read, without listing the versions
+        else:  # resolved recently enough for this read, without listing the versions
+            DATASET_CACHE.hit.inc()
         wanted = kept.version if version is None else version
         try:
             return kept.checkout_version(wanted)

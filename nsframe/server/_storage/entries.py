@@ -24,6 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nsframe.server._storage.freshness import Freshness, Recent
+from nsframe.server._storage.metrics import (
+    BELOW_CACHE,
+    CATALOG_CONFLICT,
+    ENTRY_CACHE,
+    LATEST_CACHE,
+)
 from nsframe.server._storage.objects import Objects
 
 GEN_WIDTH = 20
@@ -74,6 +80,8 @@ class Entries:
     def latest(self, folder: str) -> Entry | None:
         """The newest generation in ``folder`` (which ends with a slash)."""
         hit, entry = self._latest.get(folder, self.freshness)
+        if not self.freshness.strong:  # strong reads keep nothing: no cache to count
+            (LATEST_CACHE.hit if hit else LATEST_CACHE.miss).inc()
         if hit:
             return entry
         gens = [g for o in self.objects.walk(folder)
@@ -87,6 +95,8 @@ class Entries:
         """The newest generation of every entry folder directly below ``folder``;
         ``fresh``: as stored now, whatever the read consistency interval allows."""
         hit, below = (False, None) if fresh else self._below.get(folder, self.freshness)
+        if not self.freshness.strong and not fresh:
+            (BELOW_CACHE.hit if hit and below is not None else BELOW_CACHE.miss).inc()
         if hit and below is not None:
             return dict(below)
         below = self._scan_below(folder)
@@ -109,7 +119,9 @@ class Entries:
         with self._read_lock:
             cached = self._read_cache.get(key)
         if cached is not None:
+            ENTRY_CACHE.hit.inc()
             return cached
+        ENTRY_CACHE.miss.inc()
         raw = self.objects.get(key)
         if raw is None:  # only older generations are pruned: the newest stays
             return None
@@ -139,10 +151,12 @@ class Entries:
         self._latest.discard(folder)
         self._below.clear()
         if not self.objects.put_if_absent(entry.key, json.dumps(entry.body).encode()):
+            CATALOG_CONFLICT.inc()
             return None
         newest = self._newest_gen(folder)
         if newest > entry.gen:
             # Our generation had been written and pruned before: we read a stale state.
+            CATALOG_CONFLICT.inc()
             self.objects.delete([entry.key])
             return None
         self._keep(entry)

@@ -27,6 +27,7 @@ from nsframe.exceptions import (
     TagNotFoundError,
 )
 from nsframe.server._storage import redact
+from nsframe.server._storage.metrics import TABLE_CONFLICT
 
 log = logging.getLogger("nsframe.server")
 
@@ -138,11 +139,13 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
                 "create with mode exist_ok or overwrite."
             )
     if "incompatible transaction" in lowered or "incompatible with concurrent" in lowered:
+        TABLE_CONFLICT.inc()
         return ConcurrentModificationError(
             f"Another write to this table committed first ({detail}): retry the request."
         )
     if "too many concurrent writers" in lowered:
         # A merge on the key lost Lance's commit race more often than it retries: busy.
+        TABLE_CONFLICT.inc()
         return ServiceUnavailableError(
             "Too many writes to this table at once; nothing was changed: retry shortly.",
             headers={"Retry-After": "1"},
@@ -165,6 +168,7 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
             "meanwhile): retry the request."
         )
     if "conflict" in lowered and ("commit" in lowered or "transaction" in lowered):
+        TABLE_CONFLICT.inc()
         return ConcurrentModificationError(
             f"Another write to this table committed first ({detail}): retry the request."
         )

@@ -22,6 +22,7 @@ from contextlib import contextmanager, suppress
 
 from nsframe.exceptions import ServiceUnavailableError
 from nsframe.server._storage.leases import Leases
+from nsframe.server._storage.metrics import MERGE_TURN_RETRY
 from nsframe.server._storage.objects import Objects
 
 TURNS = "_nsframe/turns/"
@@ -47,6 +48,7 @@ def one_at_a_time(objects: Objects, leases: Leases, name: str, label: str) -> It
                 "the table with a primary key so that merges on it run at once.",
                 headers={"Retry-After": "1"},
             )
+        MERGE_TURN_RETRY.inc()
         time.sleep(pause)
         pause = min(pause * 2, LONGEST_PAUSE)
     try:

@@ -29,6 +29,7 @@ from nsframe.server._storage import localfast
 from nsframe.server._storage.ddb import DynamoClaims
 from nsframe.server._storage.errors import full_store
 from nsframe.server._storage.location import StorageRoot
+from nsframe.server._storage.metrics import store_counters
 
 PROBE = "_nsframe/probe/"
 log = logging.getLogger("nsframe.server")
@@ -57,6 +58,8 @@ class Objects:
         self.store: ObjectStore
         self.claims: DynamoClaims | None = None
         self._probe: ObjectStore | None = None
+        # What nsframe sends this store, for /metrics (Lance's own requests are not seen).
+        self.counts = store_counters(self.scheme or "file")
         if self.is_local:
             Path(self.root).mkdir(parents=True, exist_ok=True)
             self.store = LocalStore(self.root)
@@ -77,6 +80,7 @@ class Objects:
         return self.location.key_uri(key)
 
     def get(self, key: str) -> bytes | None:
+        self.counts["get"].inc()
         if self.is_local and localfast.safe_key(key):
             return localfast.read(self.root, key)
         try:
@@ -103,6 +107,7 @@ class Objects:
             obstore.head(self._probe, key)
 
     def put(self, key: str, data: bytes) -> None:
+        self.counts["put"].inc()
         with full_store():
             obstore.put(self.store, key, data)
 
@@ -114,6 +119,7 @@ class Objects:
 
     def _create(self, key: str, data: bytes) -> bool:
         """The store's own create-if-absent (``If-None-Match: *`` on S3)."""
+        self.counts["create"].inc()
         try:
             with full_store():
                 obstore.put(self.store, key, data, mode="create")
@@ -122,12 +128,14 @@ class Objects:
         return True
 
     def _claim(self, claims: DynamoClaims, key: str, data: bytes) -> bool:
+        self.counts["claim"].inc()
         if claims.claim(key, data):
             self.put(key, data)
             return True
         if self.get(key) is None:
             # The winner has not written its object yet, or crashed before it did: write
             # it for the winner, so whoever lost re-reads a state that includes it.
+            self.counts["claim"].inc()
             body = claims.body(key)
             if body is not None:
                 self.put(key, body)
@@ -135,16 +143,20 @@ class Objects:
 
     def walk(self, prefix: str) -> Iterator[StoredObject]:
         """Every object below ``prefix`` (a folder: give it a trailing slash)."""
+        list_request = self.counts["list"]
         if self.is_local and prefix.endswith("/") and localfast.safe_key(prefix[:-1]):
+            list_request.inc()
             for key, size, modified in localfast.walk(self.root, prefix):
                 yield StoredObject(key, size, modified)
             return
         for page in obstore.list(self.store, prefix):
+            list_request.inc()  # each page is one request
             for meta in page:
                 yield StoredObject(meta["path"], meta["size"], meta["last_modified"])
 
     def children(self, prefix: str) -> list[str]:
         """The names of the folders directly below ``prefix``."""
+        self.counts["list"].inc()
         found = obstore.list_with_delimiter(self.store, prefix)
         return [p.rstrip("/").rsplit("/", 1)[-1] for p in found["common_prefixes"]]
 
@@ -152,10 +164,12 @@ class Objects:
         if not keys:
             return
         if self.is_local:
+            self.counts["delete"].inc(len(keys))
             for key in keys:
                 Path(self.root, key).unlink(missing_ok=True)
             return
         # One bulk request per 1000 keys on S3; a missing key is not an error.
+        self.counts["delete"].inc(-(-len(keys) // 1000))
         with contextlib.suppress(FileNotFoundError):
             obstore.delete(self.store, keys)
 
@@ -164,6 +178,7 @@ class Objects:
         root: a later `put_if_absent` of one of them can succeed again."""
         self.delete(keys)
         if self.claims is not None and keys:
+            self.counts["claim"].inc(-(-len(keys) // 25))  # batch writes of 25 items
             self.claims.release(keys)
 
     def delete_folder(self, prefix: str) -> int:
