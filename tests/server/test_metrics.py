@@ -14,7 +14,7 @@ import requests
 from prometheus_client import REGISTRY
 
 from nsframe.server import RunningServer, ServerConfig, create_app, serve_in_thread
-from nsframe.server._config_file import config_from_args, load_config_file
+from nsframe.server._config_file import config_from_argv, load_config_file
 from nsframe.server._http.capacity import Lane
 from tests.support import ipc_stream
 from tests.support.metrics import added, by, label_values, scrape, total
@@ -166,8 +166,6 @@ def test_lane_gauges_show_waiting_and_held_slots() -> None:
 
 
 def test_settings_from_the_file_and_the_flags(tmp_path: Path) -> None:
-    from nsframe._cli import build_parser
-
     file = tmp_path / "nsframe.toml"
     file.write_text("metrics = false\nmetrics_require_auth = true\n"
                     "metrics_table_labels = true\n")
@@ -176,12 +174,11 @@ def test_settings_from_the_file_and_the_flags(tmp_path: Path) -> None:
         False, True, True)
     assert ServerConfig().metrics and not ServerConfig().metrics_require_auth
     assert not ServerConfig().metrics_table_labels
-    args = build_parser().parse_args(["serve", "--no-metrics", "--metrics-require-auth",
-                                      "--metrics-table-labels"])
-    flagged = config_from_args(args, {})
+    flagged = config_from_argv(["--no-metrics", "--metrics-require-auth",
+                                "--metrics-table-labels"], {})
     assert (flagged.metrics, flagged.metrics_require_auth, flagged.metrics_table_labels) == (
         False, True, True)
     assert "metrics_table_labels=True" in repr(flagged)
     file.write_text('metrics = "yes"\n')
-    with pytest.raises(ValueError, match="metrics must be true or false"):
+    with pytest.raises(ValueError, match="metrics: give true or false"):
         load_config_file(file)
