@@ -13,11 +13,13 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nsframe.exceptions import ERROR_TYPES, APIError
+from nsframe.server import _logs
 from nsframe.server._config import ServerConfig
 from nsframe.server._http import dialect
 from nsframe.server._http.capacity import Capacity
 from nsframe.server._http.errors import error_response, handle_api_error, handle_unexpected
 from nsframe.server._http.guard import ErrorGuard
+from nsframe.server._http.request_ids import RequestIds
 from nsframe.server._http.transactions import TransactionLog
 from nsframe.server._routes import ROUTES
 from nsframe.server._security import auth as _auth
@@ -119,6 +121,8 @@ def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalo
     app.state.config = config
     # A store's or Lance's message could quote a credential: never in a log line.
     redact.install("nsframe", "nsframe.server", "uvicorn.error")
+    # Every line logged for a request names it, whoever prints the records.
+    _logs.install()
     _check_roots(config)
     app.state.catalogs = {"": _catalog(config, config.root)}
     for name, path in config.databases.items():
@@ -133,9 +137,11 @@ def _build(config: ServerConfig, *, collect: bool) -> tuple[ASGIApp, list[Catalo
     wrapped = _auth.wrap(app, config)
     if config.read_consistency_interval > 0:
         wrapped = FreshWrites(wrapped)
-    # ErrorGuard outermost: no exception from any layer reaches uvicorn, which would close
-    # the connection (see `_http.guard`).
-    return ErrorGuard(StripTrailingSlash(wrapped)), list(app.state.catalogs.values())
+    # ErrorGuard outermost but for the request id: no exception from any layer reaches
+    # uvicorn, which would close the connection (see `_http.guard`); every answer and
+    # log line, the guard's included, carries the id (`_http.request_ids`).
+    return (RequestIds(ErrorGuard(StripTrailingSlash(wrapped))),
+            list(app.state.catalogs.values()))
 
 
 def _check_roots(config: ServerConfig) -> None:
