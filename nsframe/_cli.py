@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import logging
+import logging.config
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -45,6 +47,7 @@ def _server_command(args: argparse.Namespace) -> int:
             StoreCheckError,
             _app,
             _config_file,
+            _logs,
             _workers,
             collect_garbage,
         )
@@ -64,8 +67,14 @@ def _server_command(args: argparse.Namespace) -> int:
         return _report_garbage(garbage.lines(), len(garbage.folders), len(garbage.keys),
                                garbage.bytes, applied=args.apply)
 
+    json_lines = False
     try:
         config = _config_file.config_from_args(args, os.environ)
+        if config.log_format == "json":
+            # From here on, every line this process prints is JSON, start-up's included.
+            logging.config.dictConfig(_logs.logging_config(args.log_level, "json"))
+            _logs.capture_warnings("json")
+            json_lines = True
         problem = _refuse_open_bind(args.host, config.credentials_configured)
         # Checked here, though each worker builds its own app (nsframe.server._workers): a
         # config or store the server refuses stops it here, with one message and exit
@@ -75,21 +84,30 @@ def _server_command(args: argparse.Namespace) -> int:
             _app.check_config(config)
     except (ValueError, TypeError, OSError, StoreCheckError) as exc:
         problem = f"nsframe serve: {exc}"
+    say = _say_as_json if json_lines else _say
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, logging.ERROR)
         return 2
     auth = "credentials required" if config.credentials_configured else "open, no credentials"
     if args.host in ("0.0.0.0", "::") and not config.allow_hosts:
-        print("nsframe: requests must name this server by a loopback address until you "
-              "add its host names with --allow-host NAME", file=sys.stderr)
+        say("nsframe: requests must name this server by a loopback address until you "
+            "add its host names with --allow-host NAME", logging.WARNING)
     where = f"[{args.host}]" if ":" in args.host else args.host
     workers = f"{args.workers} workers" if args.workers > 1 else "1 worker"
-    print(f"nsframe: serving {config.root} on http://{where}:{args.port} with {workers} "
-          f"({auth})", file=sys.stderr)
+    say(f"nsframe: serving {config.root} on http://{where}:{args.port} with {workers} "
+        f"({auth})", logging.INFO)
     # Even one worker runs under a supervising parent, which holds the port: a worker
     # that crashes is restarted and the port stays open (docs/server.md, Crash containment).
     return _workers.serve_workers(config, host=args.host, port=args.port,
                                   workers=args.workers, log_level=args.log_level)
+
+
+def _say(line: str, level: int) -> None:
+    print(line, file=sys.stderr)
+
+
+def _say_as_json(line: str, level: int) -> None:
+    logging.getLogger("nsframe.server").log(level, "%s", line)
 
 
 def _positive(text: str) -> int:
@@ -139,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"port (default {DEFAULT_PORT})")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument("--log-format", choices=["text", "json"], default=None,
+                       help="log lines as text (default) or one JSON object each, with "
+                       "the request id")
     serve.add_argument("--config", metavar="PATH",
                        help="TOML file: credentials with scopes, databases, limits, jwt")
     serve.add_argument("--api-key", action="append", metavar="KEY",

@@ -95,8 +95,12 @@ class ServerConfig:
     read_consistency_interval: float = 0.0
     vend_storage_options: bool = False
     check_conditional_put: bool = True
+    # How `nsframe serve` prints its log lines: "text" or "json" (`_logs`).
+    log_format: str = "text"
 
     def __post_init__(self) -> None:
+        if self.log_format not in ("text", "json"):
+            raise ValueError(f"log_format is 'text' or 'json', got {self.log_format!r}")
         self.storage_options = {str(k): _option_text(v) for k, v in
                                 dict(self.storage_options or {}).items()}
         self.read_consistency_interval = float(self.read_consistency_interval)
@@ -156,5 +160,6 @@ class ServerConfig:
             f"storage_options=<{', '.join(sorted(self.storage_options)) or 'none'}>, "
             f"read_consistency_interval={self.read_consistency_interval}, "
             f"vend_storage_options={self.vend_storage_options}, "
-            f"check_conditional_put={self.check_conditional_put})"
+            f"check_conditional_put={self.check_conditional_put}, "
+            f"log_format={self.log_format!r})"
         )

@@ -9,6 +9,7 @@ File format (every member optional; relative paths are relative to the file)::
     max_body_bytes = "64GiB"           # Arrow inserts
     allow_hosts = ["nsframe.example.com"]    # Host names besides the loopback ones
     allow_origins = ["https://app.example.com"]  # web pages that may call the server
+    log_format = "text"                # or "json": one JSON object per log line
 
     [limits]                           # see `nsframe.server._limits.Limits`
     query_timeout = 60
@@ -68,6 +69,7 @@ TOP_LEVEL = frozenset({
     "max_body_bytes", "max_arrow_bytes", "api_keys", "tokens", "jwt",
     "allow_hosts", "allow_origins", "limits", "storage_options",
     "read_consistency_interval", "vend_storage_options", "check_conditional_put",
+    "log_format",
 })
 
 
@@ -176,6 +178,10 @@ def load_config_file(path: str | os.PathLike[str],
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval < 0:
             raise ValueError(f"{file}: read_consistency_interval is a number of seconds >= 0")
         options["read_consistency_interval"] = float(interval)
+    if "log_format" in raw:
+        if raw["log_format"] not in ("text", "json"):
+            raise ValueError(f"{file}: log_format is \"text\" or \"json\"")
+        options["log_format"] = raw["log_format"]
     if "api_keys" in raw:
         options["api_keys"] = _credentials(raw["api_keys"], "key", environ)
     if "tokens" in raw:
@@ -237,6 +243,8 @@ def config_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         config.vend_storage_options = True
     if args.skip_conditional_put_check:
         config.check_conditional_put = False
+    if args.log_format is not None:
+        config.log_format = args.log_format
     return config
 
 

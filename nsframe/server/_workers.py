@@ -17,7 +17,6 @@ start-up collection) is ever shared across a fork.
 
 from __future__ import annotations
 
-import copy
 import functools
 import logging
 import os
@@ -25,15 +24,14 @@ import signal
 import tempfile
 from pathlib import Path
 from socket import socket
-from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
-from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
+from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 from uvicorn.supervisors.multiprocess import Process
 
-from nsframe.server import _inflight
+from nsframe.server import _inflight, _logs
 from nsframe.server._app import create_app
 from nsframe.server._config import ServerConfig
 from nsframe.server._security.access_log import _SECRET_KEY
@@ -59,7 +57,8 @@ def serve_workers(config: ServerConfig, *, host: str, port: int, workers: int,
         # secrets) through the environment or a file: it travels over the spawn pipe.
         app = functools.partial(worker_app, config=config, slots=slots)
         settings = uvicorn.Config(app, factory=True, host=host, port=port, workers=workers,
-                                  log_level=log_level, log_config=logging_config(log_level),
+                                  log_level=log_level,
+                                  log_config=_logs.logging_config(log_level, config.log_format),
                                   access_log=False,
                                   timeout_worker_healthcheck=HEALTHCHECK_SECONDS)
         supervisor = Supervisor(settings, [settings.bind_socket()], slots=Path(slots),
@@ -74,20 +73,9 @@ def worker_app(*, config: ServerConfig, slots: str) -> ASGIApp:
     No `faulthandler`: its stack dump made a worker sent SIGSEGV hang, unanswering, for
     the 30 s of the health check in one run of three, rather than end at once.
     """
+    _logs.capture_warnings(config.log_format)
     app = create_app(config=config)
     return _inflight.InFlight(app, Path(slots) / str(os.getpid()))
-
-
-def logging_config(level: str) -> dict[str, Any]:
-    """uvicorn's logging, plus our loggers on stderr: set up again in every worker (a
-    spawned process inherits no handlers), so the access log is printed by each."""
-    settings = copy.deepcopy(LOGGING_CONFIG)
-    settings["formatters"]["nsframe"] = {
-        "format": "%(asctime)s %(name)s %(levelname)s %(message)s"}
-    settings["handlers"]["nsframe"] = {
-        "formatter": "nsframe", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}
-    settings["loggers"]["nsframe"] = {"handlers": ["nsframe"], "level": level.upper()}
-    return settings
 
 
 class Supervisor(Multiprocess):
