@@ -61,7 +61,7 @@ def test_a_request_without_an_id_gets_a_new_one_per_request(
 def test_a_hostile_id_is_replaced_not_echoed(base_url: str, http: requests.Session,
                                              hostile: str) -> None:
     resp = http.post(f"{base_url}/v1/table/nowhere$t/count_rows", json={},
-                     headers={"x-request-id": hostile.encode("latin-1")})  # type: ignore[dict-item]
+                     headers={"x-request-id": hostile.encode("latin-1")})
     body = assert_error(resp, 404)
     assert NEW_ID.fullmatch(resp.headers["x-request-id"])
     assert body["request_id"] == resp.headers["x-request-id"]

@@ -77,9 +77,8 @@ def test_a_request_id_leads_from_the_exception_to_one_replicas_log_lines(
 
 
 def test_text_lines_show_the_request_id(solo: ServerProcess) -> None:
-    with nsframe.connect(solo.url) as conn:
-        with pytest.raises(TableNotFoundError) as info:
-            conn.open_table("missing")
+    with nsframe.connect(solo.url) as conn, pytest.raises(TableNotFoundError) as info:
+        conn.open_table("missing")
     rid = info.value.request_id
     lines = [line for line in solo.log_path.read_text("utf-8").splitlines()
              if f"[{rid}]" in line]
