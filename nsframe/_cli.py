@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import logging
+import logging.config
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -44,6 +46,7 @@ def _server_command(args: argparse.Namespace) -> int:
             StoreCheckError,
             _app,
             _config_file,
+            _logs,
             _workers,
             collect_garbage,
         )
@@ -63,6 +66,7 @@ def _server_command(args: argparse.Namespace) -> int:
         return _report_garbage(garbage.lines(), len(garbage.folders), len(garbage.keys),
                                garbage.bytes, applied=args.apply)
 
+    json_lines = False
     try:
         # Every setting of `serve` is declared once (`_config`); its flags, variables and
         # file keys are derived from it, so they are parsed here, past the server import.
@@ -72,6 +76,11 @@ def _server_command(args: argparse.Namespace) -> int:
         if getattr(args, "print_config", False):
             print(_config_file.effective_settings(config, origins), end="")
             return 0
+        if config.log_format == "json":
+            # From here on, every line this process prints is JSON, start-up's included.
+            logging.config.dictConfig(_logs.logging_config(config.log_level, "json"))
+            _logs.capture_warnings("json")
+            json_lines = True
         problem = _refuse_open_bind(config.host, config.credentials_configured)
         # Checked here, though each worker builds its own app (nsframe.server._workers): a
         # config or store the server refuses stops it here, with one message and exit
@@ -81,17 +90,18 @@ def _server_command(args: argparse.Namespace) -> int:
         collection = None if problem else _app.check_config(config)
     except (ValueError, TypeError, OSError, StoreCheckError) as exc:
         problem = f"nsframe serve: {exc}"
+    say = _say_as_json if json_lines else _say
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, logging.ERROR)
         return 2
     auth = "credentials required" if config.credentials_configured else "open, no credentials"
     if config.host in ("0.0.0.0", "::") and not config.allow_hosts:
-        print("nsframe: requests must name this server by a loopback address until you "
-              "add its host names with --allow-host NAME", file=sys.stderr)
+        say("nsframe: requests must name this server by a loopback address until you "
+            "add its host names with --allow-host NAME", logging.WARNING)
     where = f"[{config.host}]" if ":" in config.host else config.host
     workers = f"{config.workers} workers" if config.workers > 1 else "1 worker"
-    print(f"nsframe: serving {config.root} on http://{where}:{config.port} with {workers} "
-          f"({auth})", file=sys.stderr)
+    say(f"nsframe: serving {config.root} on http://{where}:{config.port} with {workers} "
+        f"({auth})", logging.INFO)
     # Even one worker runs under a supervising parent, which holds the port: a worker
     # that crashes is restarted and the port stays open (docs/server.md, Crash containment).
     try:
@@ -100,6 +110,14 @@ def _server_command(args: argparse.Namespace) -> int:
     finally:
         if collection is not None:
             collection.stop()
+
+
+def _say(line: str, level: int) -> None:
+    print(line, file=sys.stderr)
+
+
+def _say_as_json(line: str, level: int) -> None:
+    logging.getLogger("nsframe.server").log(level, "%s", line)
 
 
 def _positive(text: str) -> int:

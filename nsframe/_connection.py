@@ -230,7 +230,7 @@ class Connection:
             >>> conn.open_table("nope")
             Traceback (most recent call last):
             ...
-            nsframe.exceptions.TableNotFoundError: Table 'nope' does not exist.
+            nsframe.exceptions.TableNotFoundError: Table 'nope' does not exist. (request id ...)
         """
         table = self.table(ident)
         table.describe()

@@ -195,7 +195,9 @@ class APIError(NsframeError):
     ``requests.Response`` on the client side (``None`` in the server). On the client,
     ``method`` and ``url`` name the request that failed, and ``message`` (what ``str()``
     shows) says what to do in the client's own names: the server's ``detail`` speaks of
-    REST members, the message of Python arguments and methods.
+    REST members, the message of Python arguments and methods. ``request_id`` is the
+    request's ``x-request-id``, which the server's log lines of that request carry;
+    ``str()`` ends with it.
     """
 
     status: ClassVar[int] = 500
@@ -247,7 +249,10 @@ class APIError(NsframeError):
 
     def __str__(self) -> str:
         # What to do comes first; the HTTP status and request are in the attributes and
-        # the repr, for whoever debugs the service rather than the data.
+        # the repr, for whoever debugs the service rather than the data. The request id
+        # ends it: what the operator finds the server's log lines by.
+        if self.request_id:
+            return f"{self.message} (request id {self.request_id})"
         return self.message
 
     def __repr__(self) -> str:

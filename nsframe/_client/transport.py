@@ -161,6 +161,8 @@ class Transport:
         query = {k: _param(v) for k, v in (params or {}).items() if v is not None}
         if self.delimiter != DEFAULT_DELIMITER:
             query["delimiter"] = self.delimiter
+        # One id for the call, sent again with each retry: the server's log lines of
+        # every attempt carry it, and so does an error raised from the answer.
         headers = {routes.REQUEST_ID_HEADER: uuid.uuid4().hex}
         body: bytes | Iterator[bytes] | None = data
         if json is not None:
@@ -346,8 +348,18 @@ def raise_for_response(resp: requests.Response) -> None:
         response=resp,
         headers=dict(resp.headers),
         url=resp.url,
-        request_id=resp.request.headers.get(routes.REQUEST_ID_HEADER) if resp.request else None,
+        request_id=_request_id(resp),
     )
+
+
+def _request_id(resp: requests.Response) -> str | None:
+    """The id the server logged the request under: the one it answered with (it
+    replaces an id it cannot log), else the one sent."""
+    answered = resp.headers.get(routes.REQUEST_ID_HEADER)
+    if answered:
+        return str(answered)
+    sent = resp.request.headers.get(routes.REQUEST_ID_HEADER) if resp.request else None
+    return str(sent) if sent else None
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -13,12 +13,14 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nsframe.exceptions import ERROR_TYPES, APIError
+from nsframe.server import _logs
 from nsframe.server._config import ServerConfig
 from nsframe.server._http import dialect
 from nsframe.server._http.capacity import Capacity
 from nsframe.server._http.errors import error_response, handle_api_error, handle_unexpected
 from nsframe.server._http.guard import ErrorGuard
 from nsframe.server._http.metrics import RequestMetrics, metrics_route
+from nsframe.server._http.request_ids import RequestIds
 from nsframe.server._http.transactions import TransactionLog
 from nsframe.server._lifecycle import Lifecycle, LifecycleApp
 from nsframe.server._routes import ROUTES
@@ -127,6 +129,8 @@ def _build(config: ServerConfig, *, collect: bool) -> LifecycleApp:
     app.state.config = config
     # A store's or Lance's message could quote a credential: never in a log line.
     redact.install("nsframe", "nsframe.server", "uvicorn.error")
+    # Every line logged for a request names it, whoever prints the records.
+    _logs.install()
     _check_roots(config)
     app.state.catalogs = {}
     lifecycle = Lifecycle(app.state.catalogs)
@@ -152,9 +156,11 @@ def _build(config: ServerConfig, *, collect: bool) -> LifecycleApp:
     if config.read_consistency_interval > 0:
         wrapped = FreshWrites(wrapped)
     # ErrorGuard around every layer that may raise: no exception reaches uvicorn, which
-    # would close the connection (see `_http.guard`). The probes come before all of them
-    # (no credential, no Host check, no capacity lane: `_lifecycle`).
-    return LifecycleApp(ErrorGuard(StripTrailingSlash(wrapped)), lifecycle)
+    # would close the connection (see `_http.guard`); around it, every answer and log
+    # line, the guard's included, gets the request id (`_http.request_ids`). The probes
+    # come before all of them (no credential, no Host check, no capacity lane:
+    # `_lifecycle`).
+    return LifecycleApp(RequestIds(ErrorGuard(StripTrailingSlash(wrapped))), lifecycle)
 
 
 def _check_metrics(config: ServerConfig) -> None:

@@ -29,6 +29,7 @@ from nsframe.server._settings import (
 DEFAULT_MAX_JSON_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_ARROW_BYTES = 64 * 1024 * 1024 * 1024
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+LOG_FORMATS = ("text", "json")
 
 
 @dataclass
@@ -143,6 +144,9 @@ class ServerConfig:
     log_level: str = setting(
         "info", kind=Text(choices=LOG_LEVELS, metavar="LEVEL"),
         help="info logs every request; " + ", ".join(LOG_LEVELS))
+    log_format: str = setting(
+        "text", kind=Text(choices=LOG_FORMATS, metavar="FORMAT"),
+        help="log lines as text, or as one JSON object each; both name the request id")
     # Shutdown (docs/operations.md, Shutdown): on SIGTERM readiness answers 503 at once;
     # new requests are still served for `drain_delay` seconds (the time a load balancer
     # takes to notice), then requests in flight get `graceful_timeout` seconds to finish

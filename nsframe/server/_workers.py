@@ -23,7 +23,6 @@ and kills a worker still running past both, plus `STOP_MARGIN`.
 from __future__ import annotations
 
 import contextlib
-import copy
 import functools
 import logging
 import os
@@ -35,16 +34,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from socket import socket
-from typing import Any
 
 import uvicorn
 from prometheus_client import multiprocess
 from starlette.types import ASGIApp
-from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
+from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 from uvicorn.supervisors.multiprocess import Process
 
-from nsframe.server import _inflight
+from nsframe.server import _inflight, _logs
 from nsframe.server._app import create_app
 from nsframe.server._config import ServerConfig
 from nsframe.server._http.metrics import MULTIPROC_ENV
@@ -79,7 +77,8 @@ def serve_workers(config: ServerConfig, *, host: str, port: int, workers: int,
         app = functools.partial(worker_app, config=config, slots=slots)
         # (uvicorn types the graceful timeout int; it is asyncio.wait_for's, a float.)
         settings = uvicorn.Config(app, factory=True, host=host, port=port, workers=workers,
-                                  log_level=log_level, log_config=logging_config(log_level),
+                                  log_level=log_level,
+                                  log_config=_logs.logging_config(log_level, config.log_format),
                                   access_log=False,
                                   timeout_worker_healthcheck=HEALTHCHECK_SECONDS,
                                   timeout_graceful_shutdown=config.graceful_timeout)  # type: ignore[arg-type]
@@ -146,24 +145,13 @@ def worker_app(*, config: ServerConfig, slots: str) -> ASGIApp:
     No `faulthandler`: its stack dump made a worker sent SIGSEGV hang, unanswering, for
     the 30 s of the health check in one run of three, rather than end at once.
     """
+    _logs.capture_warnings(config.log_format)
     app = create_app(config=config, collect_garbage=False)  # the parent collects
     if threading.current_thread() is threading.main_thread():
         # Called while uvicorn starts, its signal handlers in place: SIGTERM turns
         # readiness off first, and the drain starts `drain_delay` seconds later.
         DrainOnSignals(app.lifecycle, config.drain_delay).install()
     return _inflight.InFlight(app, Path(slots) / str(os.getpid()))
-
-
-def logging_config(level: str) -> dict[str, Any]:
-    """uvicorn's logging, plus our loggers on stderr: set up again in every worker (a
-    spawned process inherits no handlers), so the access log is printed by each."""
-    settings = copy.deepcopy(LOGGING_CONFIG)
-    settings["formatters"]["nsframe"] = {
-        "format": "%(asctime)s %(name)s %(levelname)s %(message)s"}
-    settings["handlers"]["nsframe"] = {
-        "formatter": "nsframe", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}
-    settings["loggers"]["nsframe"] = {"handlers": ["nsframe"], "level": level.upper()}
-    return settings
 
 
 class Supervisor(Multiprocess):

@@ -398,7 +398,8 @@ def test_every_public_method_has_a_docstring_with_an_example(cls: type) -> None:
 
 # ------------------------------------------------------------ every Python example is run
 FENCE = re.compile(r"^```([\w+-]*)\n(.*?)^```", re.S | re.M)
-NOT_PYTHON = {"", "sh", "json", "toml", "text", "yaml"}  # `make examples` runs only ```python blocks
+# `make examples` runs only ```python blocks
+NOT_PYTHON = {"", "sh", "json", "toml", "text", "yaml"}
 LOOKS_LIKE_PYTHON = re.compile(r"^(>>> |import \w|from [\w.]+ import )", re.M)
 
 

@@ -259,7 +259,7 @@ def test_error_body_maps_to_its_class(conn: nsframe.Connection, ns: str) -> None
     assert err.request_id
     assert err.response.status_code == 404
     # The message says what is wrong; the request is in the attributes and the repr.
-    assert str(err) == f"Table '{ns}$missing' does not exist."
+    assert str(err) == f"Table '{ns}$missing' does not exist. (request id {err.request_id})"
     assert f"{ns}%24missing/describe" in repr(err) and "status=404" in repr(err)
     with pytest.raises(NamespaceNotFoundError) as dropped:
         conn.drop_namespace(f"{ns}$nope$deeper")

@@ -1,7 +1,7 @@
 """The access log: one line per request on logger ``nsframe.server.access``.
 
 It records method, path (never the query string), status, duration, database, the
-credential's *name* and the request's context entries. Context entries whose key looks
+credential's *name*, the request's id and its context entries. Context entries whose key looks
 like a secret are redacted; credentials themselves never reach this module.
 
 The path is the client's (percent-decoded) text: a ``%0a`` in it would start a new line
@@ -20,24 +20,14 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nsframe._protocol.routes import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
+from nsframe.server._http.request_ids import request_id_of
+from nsframe.server._logs import printable
+
+__all__ = ["AccessLog", "header_context", "printable", "safe_context"]
 
 log = logging.getLogger("nsframe.server.access")
 
 _SECRET_KEY = re.compile(r"auth|token|secret|passw|api.?key|credential|cookie|session", re.I)
-
-
-def printable(text: object) -> str:
-    """``text`` with every non-printable character escaped, as `repr` escapes them.
-
-    A backslash is escaped too, so that an escape in the log always means one character
-    the client sent, never text the client typed to look like one.
-    """
-    value = str(text)
-    if value.isprintable() and "\\" not in value:
-        return value
-    # repr() of one non-printable character is its escape in quotes: '\\n', '\\x1b'.
-    return "".join(ch if ch.isprintable() and ch != "\\" else repr(ch)[1:-1]
-                   for ch in value)
 
 
 def safe_context(context: dict[str, str]) -> dict[str, str]:
@@ -101,6 +91,7 @@ class AccessLog:
             "duration_ms": round(duration_ms, 2),
             "database": printable(scope.get("nsframe.database") or "-"),
             "principal": printable(scope.get("nsframe.principal") or "-"),
+            "request_id": request_id_of(scope),
             # A dict's repr escapes what is not printable in its keys and values.
             "context": safe_context(context),
         }

@@ -32,7 +32,7 @@ from nsframe.server._http.errors import error_response
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost."})
 # Headers a browser page may read from an answer, when its origin is allowed.
-EXPOSED_HEADERS = ("x-transaction-id", "retry-after", "www-authenticate")
+EXPOSED_HEADERS = ("x-transaction-id", "retry-after", "www-authenticate", "x-request-id")
 
 
 def host_name(host: str) -> str:
