@@ -188,22 +188,21 @@ def test_a_log_format_other_than_text_or_json_is_refused() -> None:
 
 
 def test_log_format_from_the_flag_and_the_config_file(tmp_path: Path) -> None:
-    from nsframe._cli import build_parser
     from nsframe.server._config import ServerConfig
-    from nsframe.server._config_file import config_from_args, load_config_file
+    from nsframe.server._config_file import config_from_argv, load_config_file
 
     file = tmp_path / "nsframe.toml"
     file.write_text('log_format = "json"\n')
     assert load_config_file(file).log_format == "json"
-    parser = build_parser()
-    assert config_from_args(parser.parse_args(["serve"]), {}).log_format == "text"
-    flag = parser.parse_args(["serve", "--config", str(file), "--log-format", "text"])
-    assert config_from_args(flag, {}).log_format == "text"  # the flag wins over the file
+    assert config_from_argv([], {}).log_format == "text"
+    flag = config_from_argv(["--config", str(file), "--log-format", "text"], {})
+    assert flag.log_format == "text"  # the flag wins over the file
+    assert config_from_argv([], {"NSFRAME_LOG_FORMAT": "json"}).log_format == "json"
     assert "log_format='json'" in repr(ServerConfig(log_format="json"))
     file.write_text('log_format = "yaml"\n')
     with pytest.raises(ValueError, match="log_format"):
         load_config_file(file)
     with pytest.raises(ValueError, match="log_format"):
         ServerConfig(log_format="yaml")
-    with pytest.raises(SystemExit):
-        parser.parse_args(["serve", "--log-format", "yaml"])
+    with pytest.raises((SystemExit, ValueError)):
+        config_from_argv(["--log-format", "yaml"], {})
