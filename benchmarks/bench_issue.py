@@ -72,9 +72,9 @@ from _common import (
     write_results,
 )
 from bench_query import TABLE, TABLE_ID, WORDS, load
+from nsframe._client.fastpath import FastPath
 
 import nsframe
-from nsframe._client.fastpath import FastPath
 
 HALF = "id % 2 = 0"
 ARROW_STREAM = {"Content-Type": "application/vnd.apache.arrow.stream"}

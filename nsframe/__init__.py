@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import typing as _typing
 
-from nsframe import exceptions
+from nsframe import exceptions, transport
 from nsframe._changes import MergeInsert, MergeResult
 from nsframe._client import Client
 from nsframe._client.config import RetryConfig, TimeoutConfig
@@ -101,6 +101,7 @@ __all__ = [
     "exceptions",
     "get_default",
     "set_default",
+    "transport",
 ]
 
 # Tracebacks and reprs show the public path (nsframe.Table), as httpx does.
