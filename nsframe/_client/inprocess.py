@@ -43,6 +43,10 @@ from nsframe._client.exchange import (
 
 # The scope key that tells the server's endpoint the request came in process.
 IN_PROCESS = "nsframe.in_process"
+# The scope key that says a query result may come as Arrow data, and the member of the
+# response's start message that then carries it (nsframe/server/_http/in_process.py).
+ACCEPTS_ARROW = "nsframe.accepts_arrow"
+ARROW_MEMBER = "nsframe.arrow"
 # Body bytes the app may produce ahead of the reader before it waits.
 AHEAD_BYTES = 8 << 20
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -60,13 +64,16 @@ class EmbeddedTransport:
 
     Args:
         app: The ASGI application that answers.
+        arrow: Let the app hand a query's result over as Arrow data, not IPC bytes
+            (nsframe's server does for a result that fits one plain body).
 
     ``timeout`` does not apply: there is no connection to lose, and the work is the
     calling thread's own.
     """
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, *, arrow: bool = True) -> None:
         self._app = app
+        self._arrow = arrow
         self._local = threading.local()
         self._loops: list[asyncio.AbstractEventLoop] = []
         self._lock = threading.Lock()
@@ -118,7 +125,7 @@ class EmbeddedTransport:
             "headers": [(k.lower().encode("latin-1"), str(v).encode("latin-1"))
                         for k, v in sent.items()],
             "server": (parts.hostname or "127.0.0.1", parts.port or 80),
-            "client": ("127.0.0.1", 0), IN_PROCESS: True,
+            "client": ("127.0.0.1", 0), IN_PROCESS: True, ACCEPTS_ARROW: self._arrow,
         }
         exchange = _Exchange(self._loop(), self._app, scope, body)
         try:
@@ -132,7 +139,8 @@ class EmbeddedTransport:
         response = Response(exchange.status,
                             Headers((k.decode("latin-1"), v.decode("latin-1"))
                                     for k, v in exchange.headers),
-                            Request(method, url, sent), stream=exchange)
+                            Request(method, url, sent), stream=exchange,
+                            arrow=exchange.arrow)
         if not stream:
             response.content  # noqa: B018 - read the whole body now
         return response
@@ -175,6 +183,7 @@ class _Exchange:
         self._finished = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.client_error: BaseException | None = None
+        self.arrow: Any = None  # a result the app handed over as Arrow data
         self.closed = False
         self._broken = False
 
@@ -204,6 +213,7 @@ class _Exchange:
         if kind == "http.response.start":
             self.status = int(message["status"])
             self.headers = list(message.get("headers") or [])
+            self.arrow = message.get(ARROW_MEMBER)
         elif kind == "http.response.body":
             body = message.get("body") or b""
             if body:

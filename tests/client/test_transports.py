@@ -140,3 +140,34 @@ def test_a_transport_of_ones_own(tmp_path: Path) -> None:
         assert counting.calls[-1] == "POST count_rows"
     with pytest.raises(TypeError, match="transport= takes"):
         nsframe.connect("http://127.0.0.1:9", transport="http")  # type: ignore[arg-type]
+
+
+def _query(conn: nsframe.Connection, ident: str, body: dict[str, Any]) -> Any:
+    return conn.client.request("POST", "/v1/table/{id}/query", ident, idempotent=True,
+                               json=body, stream=True)
+
+
+def test_in_process_a_small_result_comes_as_arrow_data(tmp_path: Path) -> None:
+    data = _rows(100_000)  # ~6 MB: more than one plain body (4 MB) in all
+    with nsframe.connect(tmp_path) as embedded:
+        token = embedded.client.headers["Authorization"].split()[1]
+        tbl = embedded.create_table("t", data)
+        in_process = _query(embedded, "t", {"k": 10, "filter": "id >= 5"})
+        assert in_process.arrow is not None and in_process.read() == b""
+        assert in_process.headers["x-lancedb-version"] == str(tbl.version)
+        with nsframe.connect(embedded.url, token=token) as remote:
+            over_http = _query(remote, "t", {"k": 10, "filter": "id >= 5"})
+            assert over_http.arrow is None and over_http.read()[:6] == b"ARROW1"
+            probe = np.zeros(8, dtype=np.float32)
+            for query in (lambda c: c.table("t").search(probe).limit(10),
+                          lambda c: c.table("t").search().where("id % 7 = 0").limit(50)):
+                assert query(embedded).to_arrow().equals(query(remote).to_arrow())
+                assert query(embedded).to_pandas().equals(query(remote).to_pandas())
+            # A large result still streams as IPC, read as it arrives.
+            big = _query(embedded, "t", {"k": 0})
+            assert big.arrow is None
+            big.close()
+            assert tbl.to_arrow().equals(remote.table("t").to_arrow())
+        # Errors are the server's, before any data: a bad filter is still a 400.
+        with pytest.raises(InvalidInputError, match="no_such_column"):
+            tbl.search().where("no_such_column > 1").to_arrow()
