@@ -91,8 +91,15 @@ def root(request: pytest.FixtureRequest, server: RunningServer) -> Path:
 
 
 @pytest.fixture(scope="session")
-def http() -> Iterator[requests.Session]:
+def http(request: pytest.FixtureRequest) -> Iterator[requests.Session]:
+    """A session for the contract tests; with ``--transport embedded`` its calls to the
+    session server reach its app in process (tests/support/in_process.py)."""
     with requests.Session() as session:
+        if request.config.getoption("--transport") == "embedded":
+            from tests.support.in_process import InProcessAdapter
+
+            running: RunningServer = request.getfixturevalue("server")
+            session.mount(running.url + "/", InProcessAdapter(running.app))
         yield session
 
 
