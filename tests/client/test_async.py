@@ -112,3 +112,41 @@ def test_sync_names_and_what_runs_at_once(tmp_path: Path) -> None:
         assert conn.closed
 
     asyncio.run(run())
+
+
+def test_an_asyncio_web_app_awaits_its_queries(tmp_path: Path) -> None:
+    """A Starlette app that opens the connection at start-up and awaits a query per
+    request; 20 requests at once on one event loop are each answered with their rows."""
+    import contextlib
+
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    state: dict[str, Any] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> Any:
+        async with await nsframe.connect_async(tmp_path) as conn:
+            await conn.create_table("t", {"id": list(range(100))})
+            state["tbl"] = await conn.open_table("t")
+            yield
+
+    async def below(request: Request) -> JSONResponse:
+        n = int(request.path_params["n"])
+        return JSONResponse({"n": n, "rows": await state["tbl"].count_rows(f"id < {n}")})
+
+    app = Starlette(routes=[Route("/below/{n}", below)], lifespan=lifespan)
+
+    async def run() -> list[Any]:
+        async with app.router.lifespan_context(app):
+            client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                       base_url="http://app")
+            async with client:
+                answers = await asyncio.gather(*(client.get(f"/below/{n}")
+                                                 for n in range(0, 100, 5)))
+            return [a.json() for a in answers]
+
+    assert asyncio.run(run()) == [{"n": n, "rows": n} for n in range(0, 100, 5)]
