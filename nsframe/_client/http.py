@@ -5,8 +5,8 @@ the least (benchmarks/bench_transports.py). A request's URL is cut into origin a
 target by hand, and each origin's pool is looked up once, so a call is one
 ``pool.urlopen``. What requests would read from the environment is read once here:
 proxies (``HTTP(S)_PROXY``, ``NO_PROXY``) and a CA bundle (``REQUESTS_CA_BUNDLE``,
-``CURL_CA_BUNDLE``). Cookies a server sets (a balancer's sticky route) are kept by
-name and sent back.
+``CURL_CA_BUNDLE``, else certifi's, as requests does). Cookies a server sets (a
+balancer's sticky route) are kept by name and sent back.
 """
 
 from __future__ import annotations
@@ -77,6 +77,8 @@ class HTTPTransport:
         bundle = verify if isinstance(verify, str) else None
         if trust_env and verify is True:
             bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+        if verify is True and not bundle:
+            bundle = _certifi_bundle()  # the CA set requests used, where installed
         if verify is False:
             options["cert_reqs"] = "CERT_NONE"
         elif bundle:
@@ -208,6 +210,15 @@ class _Body:
         # A body read to its end went back to the pool already; one cut short may not be.
         self._raw.close()
         self._raw.release_conn()
+
+
+def _certifi_bundle() -> str | None:
+    try:
+        import certifi
+    except ImportError:  # the system's CA store, as urllib3 loads it
+        return None
+    where: str = certifi.where()
+    return where
 
 
 def as_send_error(exc: Exception) -> SendError:
