@@ -74,7 +74,7 @@ from _common import (
 from bench_query import TABLE, TABLE_ID, WORDS, load
 
 import nsframe
-from nsframe._client.fastpath import FastPath
+from nsframe.transport import HTTPTransport
 
 HALF = "id % 2 = 0"
 ARROW_STREAM = {"Content-Type": "application/vnd.apache.arrow.stream"}
@@ -569,7 +569,7 @@ def parse(argv: Sequence[str] | None) -> Options:
                         help="leave out the embedded default")
     parser.add_argument("--ab", default="",
                         help="A/B variants of nsframe's client to add as paths: 'requests' "
-                        "(every call through requests.Session, not the fast path), "
+                        "(every call through requests.Session, not urllib3), "
                         "'embedded-http' (the embedded server over loopback HTTP)")
     args = parser.parse_args(argv)
     quick = bool(args.quick)
@@ -605,15 +605,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     else None)
         bench = Bench(opts, server, reference, conn, embedded, ds)
         if "requests" in opts.ab:
-            slow = stack.enter_context(nsframe.connect(server.url))
-            slow.client._sender = slow.client._session  # the client before the fast path
+            from bench_transports import RequestsTransport
+
+            slow = stack.enter_context(nsframe.connect(server.url,
+                                                       transport=RequestsTransport()))
             bench.clients["nsframe (requests)"] = slow
         if "embedded-http" in opts.ab and embedded is not None:
             # The embedded server over loopback HTTP, as before the in-process transport.
-            over_http = stack.enter_context(nsframe.connect(server.root))
-            client = over_http.client
-            client._sender = FastPath.for_session(client._session, client.base_url) \
-                or client._session
+            over_http = stack.enter_context(nsframe.connect(server.root,
+                                                            transport=HTTPTransport()))
             bench.clients["embedded (http)"] = over_http
         print(f"loaded {opts.rows:,} rows in {time.perf_counter() - started:.0f} s",
               file=sys.stderr)

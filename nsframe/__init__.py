@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import typing as _typing
 
-from nsframe import exceptions
+from nsframe import exceptions, transport
+from nsframe._async import (
+    AsyncConnection,
+    AsyncNamespace,
+    AsyncQuery,
+    AsyncTable,
+    connect_async,
+)
 from nsframe._changes import MergeInsert, MergeResult
 from nsframe._client import Client
 from nsframe._client.config import RetryConfig, TimeoutConfig
@@ -66,6 +73,10 @@ def browse(source: Connection | Table, *, connection: Connection | None = None) 
 
 __all__ = [
     "APIError",
+    "AsyncConnection",
+    "AsyncNamespace",
+    "AsyncQuery",
+    "AsyncTable",
     "Branch",
     "Branches",
     "Client",
@@ -98,9 +109,11 @@ __all__ = [
     "__version__",
     "browse",
     "connect",
+    "connect_async",
     "exceptions",
     "get_default",
     "set_default",
+    "transport",
 ]
 
 # Tracebacks and reprs show the public path (nsframe.Table), as httpx does.

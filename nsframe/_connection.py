@@ -25,7 +25,8 @@ from urllib.parse import unquote
 from nsframe import _frames
 from nsframe._client import Client
 from nsframe._client.config import DEFAULT_RETRIES, DEFAULT_TIMEOUT, RetryConfig, TimeoutConfig
-from nsframe._client.inprocess import InProcess
+from nsframe._client.exchange import Transport
+from nsframe._client.inprocess import EmbeddedTransport
 from nsframe._models import Transaction
 from nsframe._namespace import Namespace, list_all
 from nsframe._protocol.defaults import API_KEY_ENV, DEFAULT_ROOT, TOKEN_ENV, URL_ENV
@@ -540,6 +541,7 @@ def connect(
     retries: int = DEFAULT_RETRIES,
     retry_config: RetryConfig | None = None,
     timeout_config: TimeoutConfig | None = None,
+    transport: Transport | None = None,
 ) -> Connection:
     """Connect to a service, or serve a local folder and connect to that.
 
@@ -561,6 +563,10 @@ def connect(
             ``retries``.
         timeout_config: How long calls wait (`nsframe.TimeoutConfig`); instead of
             ``timeout``.
+        transport: What carries the requests (`nsframe.transport.Transport`): default
+            an `HTTPTransport` for a URL, and for a local folder an `EmbeddedTransport`
+            that calls the embedded server in process (pass an `HTTPTransport` to go
+            through its loopback socket instead).
 
     Raises:
         ValueError: ``url`` has a scheme other than http, https or file (``"htp://..."``),
@@ -588,7 +594,8 @@ def connect(
                                "retry_config": retry_config,
                                "timeout_config": timeout_config}
     if _is_remote(url):
-        return Connection(Client(url, api_key=api_key, token=token, **options))
+        return Connection(Client(url, api_key=api_key, token=token, transport=transport,
+                                 **options))
     # A file URL is percent-encoded (``Path.as_uri()`` writes a space as %20).
     root = unquote(url[len("file://"):]) if url.startswith("file://") else url
     serve_in_thread = _serve_in_thread()
@@ -596,11 +603,12 @@ def connect(
     stack = contextlib.ExitStack()
     try:
         running = stack.enter_context(serve_in_thread(root, token=token or "generate"))
-        client = Client(running.url, api_key=api_key, token=running.token, **options)
-        # The same server code answers in process, without the socket (inprocess.py).
-        in_process = InProcess(running.app, client._session, running.url)
-        client._sender = in_process
-        stack.callback(in_process.close)
+        if transport is None:
+            # The same server code answers in process, without the socket (inprocess.py).
+            transport = EmbeddedTransport(running.app)
+        stack.callback(transport.close)
+        client = Client(running.url, api_key=api_key, token=running.token,
+                        transport=transport, **options)
     except BaseException:
         stack.close()
         raise

@@ -30,6 +30,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      default=os.environ.get("NSFRAME_TEST_ROOT", "local"),
                      help="storage root of the session server: a local folder (default) or "
                      "an s3:// prefix on a moto server started for the session")
+    parser.addoption("--transport", choices=("http", "embedded"),
+                     default=os.environ.get("NSFRAME_TEST_TRANSPORT", "http"),
+                     help="how the `conn` fixture reaches the session server: over HTTP "
+                     "(default), or its ASGI app in process (nsframe.transport)")
 
 
 def on_s3(config: pytest.Config) -> bool:
@@ -87,8 +91,15 @@ def root(request: pytest.FixtureRequest, server: RunningServer) -> Path:
 
 
 @pytest.fixture(scope="session")
-def http() -> Iterator[requests.Session]:
+def http(request: pytest.FixtureRequest) -> Iterator[requests.Session]:
+    """A session for the contract tests; with ``--transport embedded`` its calls to the
+    session server reach its app in process (tests/support/in_process.py)."""
     with requests.Session() as session:
+        if request.config.getoption("--transport") == "embedded":
+            from tests.support.in_process import InProcessAdapter
+
+            running: RunningServer = request.getfixturevalue("server")
+            session.mount(running.url + "/", InProcessAdapter(running.app))
         yield session
 
 
@@ -102,9 +113,13 @@ def ns(base_url: str, http: requests.Session) -> str:
 
 
 @pytest.fixture
-def conn(base_url: str) -> Iterator[Any]:
-    """An nsframe client connection to the session server."""
+def conn(request: pytest.FixtureRequest, server: RunningServer) -> Iterator[Any]:
+    """An nsframe client connection to the session server, through the transport
+    ``--transport`` chose: every test using it passes on each."""
     import nsframe
+    from nsframe.transport import EmbeddedTransport
 
-    with nsframe.connect(base_url) as connection:
+    in_process = request.config.getoption("--transport") == "embedded"
+    transport = EmbeddedTransport(server.app) if in_process else None
+    with nsframe.connect(server.url, transport=transport) as connection:
         yield connection

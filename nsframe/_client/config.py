@@ -4,7 +4,7 @@ The field names are LanceDB's (``lancedb.remote.RetryConfig`` / ``TimeoutConfig`
 the idea is the same. The retry arithmetic (counts, backoff with jitter, Retry-After
 parsing) is urllib3's `Retry`, used as a counter: `Transport` decides what may be
 retried and sleeps itself, so that no wait outlasts the call's deadline and every
-sender (requests, the urllib3 fast path, the in-process app) retries alike.
+transport (HTTP, the embedded server, a user's own) retries alike.
 """
 
 from __future__ import annotations
@@ -120,17 +120,25 @@ class TimeoutConfig:
         connect_timeout: To open a connection (default 60); as in urllib3, also each
             wait while the request's body is being sent.
         read_timeout: Between bytes of the answer, once the request is sent (default 60).
+        pool_timeout: To wait for a free pooled connection, when the transport's pool
+            blocks (``HTTPTransport(pool_block=True)``); default None: no limit.
     """
 
     # Given as seconds or a timedelta; always float seconds (or None) once made.
     timeout: float | timedelta | None = None
     connect_timeout: float | timedelta | None = DEFAULT_TIMEOUT
     read_timeout: float | timedelta | None = DEFAULT_TIMEOUT
+    pool_timeout: float | timedelta | None = None
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name,
                                _seconds("TimeoutConfig", f.name, getattr(self, f.name)))
+
+    @property
+    def pool_seconds(self) -> float | None:
+        """``pool_timeout`` in seconds (None: no limit)."""
+        return cast(float | None, self.pool_timeout)
 
     def seconds(self) -> tuple[float | None, float | None, float | None]:
         """(timeout, connect_timeout, read_timeout) in seconds, None for no limit."""

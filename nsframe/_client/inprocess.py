@@ -1,8 +1,9 @@
-"""The embedded server without the socket: requests handed to its ASGI app in process.
+"""`EmbeddedTransport`: the embedded server without the socket, its ASGI app called in
+process.
 
 `nsframe.connect(path)` runs the real server in a thread of this process. Talking to it
 over loopback HTTP costs, per call, the client's and the server's HTTP work, a socket
-round trip and two thread switches (measured in benchmarks/README.md). `InProcess`
+round trip and two thread switches (measured in benchmarks/README.md). This transport
 sends each request to the very same ASGI app instead, from the route down: the same
 middleware (credentials, access log), routing, validation and handlers answer it. Only
 the bytes on the wire are skipped.
@@ -14,33 +15,41 @@ call anyway, so the hop to a worker thread that protects a shared event loop buy
 nothing (`server/_http/handler.endpoint`). Arrow bodies (inserts) still go through a
 worker thread, pulled from the caller's iterator while Lance writes.
 
-The answer is a `requests.Response` whose ``raw`` reads the app's body messages as they
-come: a large result is decoded while the app produces it, never held twice.
+The answer's body is read from the app's body messages as they come: a large result is
+decoded while the app produces it, never held twice.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import http
 import logging
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
-from urllib.parse import unquote, urlencode, urlsplit
+from urllib.parse import unquote, urlsplit
 
-import requests
-from requests.hooks import dispatch_hook
-from requests.structures import CaseInsensitiveDict
-from urllib3.exceptions import ProtocolError
-
-from nsframe._client.fastpath import Body, Timeout, request_headers, request_record
+from nsframe._client.exchange import (
+    NO_LIMITS,
+    Body,
+    ConnectError,
+    Headers,
+    ReadError,
+    Request,
+    Response,
+    Timeout,
+)
 
 # The scope key that tells the server's endpoint the request came in process.
 IN_PROCESS = "nsframe.in_process"
+# The scope key that says a query result may come as Arrow data, and the member of the
+# response's start message that then carries it (nsframe/server/_http/in_process.py).
+ACCEPTS_ARROW = "nsframe.accepts_arrow"
+ARROW_MEMBER = "nsframe.arrow"
 # Body bytes the app may produce ahead of the reader before it waits.
 AHEAD_BYTES = 8 << 20
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 log = logging.getLogger("nsframe.client")
 
@@ -49,20 +58,29 @@ App = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[Message]],
                 Callable[[Message], Awaitable[None]]], Awaitable[None]]
 
 
-class InProcess:
-    """Sends a `Transport`'s requests straight to the embedded server's ASGI app."""
+class EmbeddedTransport:
+    """Sends requests straight to an ASGI app in this process (the embedded server's,
+    which `nsframe.connect(path)` uses by default).
 
-    def __init__(self, app: App, session: requests.Session, base_url: str) -> None:
+    Args:
+        app: The ASGI application that answers.
+        arrow: Let the app hand a query's result over as Arrow data, not IPC bytes
+            (nsframe's server does for a result that fits one plain body).
+
+    ``timeout`` does not apply: there is no connection to lose, and the work is the
+    calling thread's own.
+    """
+
+    def __init__(self, app: App, *, arrow: bool = True) -> None:
         self._app = app
-        self._session = session
-        parts = urlsplit(base_url)
-        self._origin = f"{parts.scheme}://{parts.netloc}"
-        self._netloc = parts.netloc
-        self._server = (parts.hostname or "127.0.0.1", parts.port or 80)
+        self._arrow = arrow
         self._local = threading.local()
         self._loops: list[asyncio.AbstractEventLoop] = []
         self._lock = threading.Lock()
         self._closed = False
+
+    def __repr__(self) -> str:
+        return "EmbeddedTransport()"
 
     def _loop(self) -> asyncio.AbstractEventLoop:
         loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
@@ -82,37 +100,34 @@ class InProcess:
             with contextlib.suppress(RuntimeError):
                 loop.close()
 
-    def request(self, method: str, url: str, *, params: Mapping[str, str] | None = None,
-                data: Body = None, headers: Mapping[str, str] | None = None,
-                timeout: Timeout = None, stream: bool = False) -> requests.Response:
-        """What the server would answer this request over HTTP. ``timeout`` does not
-        apply: there is no connection to lose, and the work is this thread's own."""
+    def send(self, method: str, url: str, *, headers: Mapping[str, str], body: Body = None,
+             timeout: Timeout = NO_LIMITS, stream: bool = False) -> Response:
+        """What the app would answer this request over HTTP."""
         if self._closed:
             # As a stopped server's closed port answers.
-            raise requests.ConnectionError(f"{method} {url}: the embedded server has stopped.")
-        if not url.startswith(self._origin):
-            return self._session.request(method, url, params=params, data=data,
-                                         headers=headers, timeout=timeout, stream=stream)
-        target = url[len(self._origin):]
-        path, _, query = target.partition("?")
-        if params:
-            query = urlencode(list(params.items()))
-            url = f"{url}?{query}"
-        # The headers an HTTP request would carry, Host included (a server may pick
-        # the database from it).
-        sent = {"Host": self._netloc,
-                **request_headers(self._session, method, data, headers)}
+            raise ConnectError(f"{method} {url}: the embedded server has stopped.")
+        parts = urlsplit(url)
+        path = parts.path or "/"
+        # The headers an HTTP request would carry, Host and framing included (a server
+        # may pick the database from the host).
+        sent = {"Host": parts.netloc, **headers}
+        if isinstance(body, (bytes, bytearray, memoryview)):
+            sent["Content-Length"] = str(memoryview(body).nbytes)
+        elif body is not None:
+            sent["Transfer-Encoding"] = "chunked"
+        elif method in _BODY_METHODS:
+            sent["Content-Length"] = "0"
         scope: dict[str, Any] = {
             "type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"},
             "http_version": "1.1", "method": method, "scheme": "http",
             "path": unquote(path), "raw_path": path.encode("latin-1"),
-            "query_string": query.encode("latin-1"), "root_path": "",
+            "query_string": parts.query.encode("latin-1"), "root_path": "",
             "headers": [(k.lower().encode("latin-1"), str(v).encode("latin-1"))
                         for k, v in sent.items()],
-            "server": self._server, "client": ("127.0.0.1", 0), IN_PROCESS: True,
+            "server": (parts.hostname or "127.0.0.1", parts.port or 80),
+            "client": ("127.0.0.1", 0), IN_PROCESS: True, ACCEPTS_ARROW: self._arrow,
         }
-        record = request_record(method, url, sent)
-        exchange = _Exchange(self._loop(), self._app, scope, data)
+        exchange = _Exchange(self._loop(), self._app, scope, body)
         try:
             exchange.start()
         except BaseException:  # Ctrl-C in the middle of it, say
@@ -121,20 +136,14 @@ class InProcess:
         if exchange.client_error is not None:
             exchange.close()
             raise exchange.client_error
-        resp = requests.Response()
-        resp.status_code = exchange.status
-        resp.headers = CaseInsensitiveDict({k.decode("latin-1"): v.decode("latin-1")
-                                            for k, v in exchange.headers})
-        resp.encoding = requests.utils.get_encoding_from_headers(resp.headers)
-        resp.reason = _phrase(exchange.status)
-        resp.raw = exchange
-        resp.url = url
-        resp.request = record
+        response = Response(exchange.status,
+                            Headers((k.decode("latin-1"), v.decode("latin-1"))
+                                    for k, v in exchange.headers),
+                            Request(method, url, sent), stream=exchange,
+                            arrow=exchange.arrow)
         if not stream:
-            resp.content  # noqa: B018 - read the whole body now, as requests does
-        if self._session.hooks.get("response"):
-            resp = dispatch_hook("response", self._session.hooks, resp)  # type: ignore[no-untyped-call]
-        return resp
+            response.content  # noqa: B018 - read the whole body now
+        return response
 
 
 def _run_until_complete(loop: asyncio.AbstractEventLoop, step: Awaitable[Any]) -> None:
@@ -153,16 +162,9 @@ def _run_until_complete(loop: asyncio.AbstractEventLoop, step: Awaitable[Any]) -
         asyncio.events._set_running_loop(outer)
 
 
-def _phrase(status: int) -> str:
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return ""
-
-
 class _Exchange:
     """One request to the app, driven on the caller's own event loop; also the
-    response's ``raw``, a file whose reads run the loop until the app has sent enough."""
+    response's body stream, whose reads run the loop until the app has sent enough."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, app: App,
                  scope: dict[str, Any], body: Body) -> None:
@@ -181,6 +183,7 @@ class _Exchange:
         self._finished = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.client_error: BaseException | None = None
+        self.arrow: Any = None  # a result the app handed over as Arrow data
         self.closed = False
         self._broken = False
 
@@ -210,6 +213,7 @@ class _Exchange:
         if kind == "http.response.start":
             self.status = int(message["status"])
             self.headers = list(message.get("headers") or [])
+            self.arrow = message.get(ARROW_MEMBER)
         elif kind == "http.response.body":
             body = message.get("body") or b""
             if body:
@@ -260,12 +264,12 @@ class _Exchange:
         while not self.status and not self._complete:
             self._pump()
 
-    def read(self, amt: int | None = None, decode_content: bool = True) -> bytes:
+    def read(self, amt: int | None = None) -> bytes:
         if amt is None or amt < 0:
             while not self._complete:
                 self._pump()
             if self._broken:
-                raise ProtocolError("The embedded server's answer ended before its end.")
+                raise ReadError("The embedded server's answer ended before its end.")
             out = b"".join(self._pieces)
             self._pieces.clear()
             self._buffered = 0
@@ -297,7 +301,7 @@ class _Exchange:
 
     def _check_whole(self) -> None:
         if self._broken and not self._pieces:
-            raise ProtocolError("The embedded server's answer ended before its end.")
+            raise ReadError("The embedded server's answer ended before its end.")
 
     def readinto(self, target: memoryview) -> int:
         """Fill ``target`` with the next body bytes (one copy, from the app's buffers);
@@ -322,10 +326,6 @@ class _Exchange:
             self._finish()
         return filled
 
-    def stream(self, amt: int = 1 << 16, decode_content: bool = True) -> Iterator[bytes]:
-        while chunk := self.read(amt):
-            yield chunk
-
     def _finish(self) -> None:
         """The whole answer is here: let the app run to its end (the access log...)."""
         self._finished.set()  # a receive() from now on is the client going away
@@ -345,9 +345,6 @@ class _Exchange:
                 task.exception()  # seen: asyncio need not warn that nobody looked
         else:
             task.cancel()
-
-    def release_conn(self) -> None:
-        self.close()
 
     def close(self) -> None:
         """Let the app finish (or stop it, if its answer was not read to the end)."""

@@ -31,6 +31,8 @@ class Client(ChangeOperations):
         backoff: Shorthand for ``RetryConfig(backoff_factor=...)``, with ``retries``.
         retry_config: How calls are retried (`nsframe.RetryConfig`).
         timeout_config: How long calls wait (`nsframe.TimeoutConfig`).
+        transport: What carries each request (`nsframe.transport.Transport`); default a
+            new `nsframe.transport.HTTPTransport`.
 
     Each method returns the decoded JSON answer (an Arrow table for `query`) and raises
     the `nsframe.exceptions` class the error body names. The operations that change

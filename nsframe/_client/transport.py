@@ -1,20 +1,24 @@
-"""The one place that talks HTTP: one `requests.Session`, URLs, timeouts, retries and the
-mapping of error answers onto `nsframe.exceptions`."""
+"""The client's one way of sending: headers, URLs, timeouts, retries and the mapping of
+error answers onto `nsframe.exceptions`, the same whatever carries the request (a
+`nsframe.transport.Transport`: HTTP, the embedded server in process, or the user's)."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import email.utils
 import json as jsonlib
+import netrc
+import os
 import time
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode, urlsplit
 
-import requests
 import urllib3
 
+from nsframe._client import exchange
 from nsframe._client.config import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
@@ -24,8 +28,10 @@ from nsframe._client.config import (
 )
 from nsframe._client.config import retry_config as _retry_config
 from nsframe._client.config import timeout_config as _timeout_config
-from nsframe._client.fastpath import FastPath, Sender
+from nsframe._client.exchange import Response, SendError
+from nsframe._client.exchange import Transport as TransportProtocol
 from nsframe._client.hints import client_message
+from nsframe._client.http import HTTPTransport
 from nsframe._client.wire import decode_json
 from nsframe._protocol import routes
 from nsframe._protocol.ids import DEFAULT_DELIMITER
@@ -36,9 +42,6 @@ from nsframe.exceptions import (
     TransportError,
     error_class_for,
 )
-
-# Per attempt: (connect, read) seconds, None for no limit; what requests takes.
-AttemptTimeout = tuple[float | None, float | None]
 
 _Self = TypeVar("_Self", bound="Transport")
 
@@ -79,11 +82,15 @@ class Transport:
         backoff: float | None = None,
         retry_config: RetryConfig | None = None,
         timeout_config: TimeoutConfig | None = None,
+        transport: TransportProtocol | None = None,
     ) -> None:
         if not delimiter:
             raise ValueError("delimiter must be a non-empty string, such as '$'.")
         if isinstance(retries, int) and not isinstance(retries, bool) and retries < 0:
             raise ValueError(f"retries must be >= 0, got {retries}.")
+        if transport is not None and not isinstance(transport, TransportProtocol):
+            raise TypeError("transport= takes an nsframe.transport.Transport (an object with "
+                            f"send() and close()), got {type(transport).__name__}.")
         self.base_url = base_url.rstrip("/")
         self.database = database
         self.delimiter = delimiter
@@ -93,21 +100,24 @@ class Transport:
         self.closed = False
         self._has_api_key = api_key is not None
         self._has_token = token is not None
-        self._session = requests.Session()
-        self._session.headers["User-Agent"] = f"nsframe/{__version__}"
-        self._session.headers.update(headers or {})
+        # The headers of every request; `request` adds each call's own.
+        # Arrow answers are sent as they are: identity, as urllib3 asks by default.
+        self.headers: dict[str, str] = {"User-Agent": f"nsframe/{__version__}",
+                                        "Accept-Encoding": "identity"}
+        self.headers.update(headers or {})
         if api_key is not None:
-            self._session.headers[routes.API_KEY_HEADER] = api_key
+            self.headers[routes.API_KEY_HEADER] = api_key
         if token is not None:
-            self._session.headers["Authorization"] = f"Bearer {token}"
+            self.headers["Authorization"] = f"Bearer {token}"
         if database is not None:
-            self._session.headers[routes.DATABASE_HEADER] = database
+            self.headers[routes.DATABASE_HEADER] = database
         for key, value in self.context.items():
-            self._session.headers[routes.CONTEXT_HEADER_PREFIX + key] = str(value)
-        _settle_environment(self._session, self.base_url)
-        # What sends each request: urllib3's pool directly where the session allows it.
-        self._sender: Sender = FastPath.for_session(self._session, self.base_url) \
-            or self._session
+            self.headers[routes.CONTEXT_HEADER_PREFIX + key] = str(value)
+        if not any(k.lower() == "authorization" for k in self.headers):
+            self.headers.update(netrc_auth(self.base_url))
+        # What carries each request (nsframe.transport).
+        self.transport: TransportProtocol = transport if transport is not None \
+            else HTTPTransport()
 
     def __repr__(self) -> str:
         secrets = [name for name, present in (("api_key", self._has_api_key),
@@ -120,7 +130,7 @@ class Transport:
         # Remembered, so that a later call says the connection is closed rather than
         # that the server cannot be reached (an embedded server stops with it).
         self.closed = True
-        self._session.close()
+        self.transport.close()
 
     def __enter__(self: _Self) -> _Self:
         return self
@@ -150,7 +160,7 @@ class Transport:
         content_type: str | None = None,
         parts: Mapping[str, str] | None = None,
         stream: bool = False,
-    ) -> requests.Response:
+    ) -> Response:
         """Send one request; retry it if it is safe to; raise for any error answer."""
         if self.closed:
             raise ConnectionClosedError(
@@ -163,7 +173,8 @@ class Transport:
             query["delimiter"] = self.delimiter
         # One id for the call, sent again with each retry: the server's log lines of
         # every attempt carry it, and so does an error raised from the answer.
-        headers = {routes.REQUEST_ID_HEADER: uuid.uuid4().hex}
+        target = f"{url}?{urlencode(list(query.items()))}" if query else url
+        headers = {**self.headers, routes.REQUEST_ID_HEADER: uuid.uuid4().hex}
         body: bytes | Iterator[bytes] | None = data
         if json is not None:
             body = jsonlib.dumps(json).encode("utf-8")
@@ -176,11 +187,10 @@ class Transport:
         fresh_retry = idempotent
         while True:
             try:
-                resp = self._sender.request(method, url, params=query, data=body,
-                                            headers=headers, timeout=self._attempt(deadline),
-                                            stream=stream)
-            except requests.RequestException as exc:
-                if fresh_retry and _dropped(exc):
+                resp = self.transport.send(method, target, headers=headers, body=body,
+                                           timeout=self._attempt(deadline), stream=stream)
+            except SendError as exc:
+                if fresh_retry and isinstance(exc, exchange.ReadError):
                     # Most often a keep-alive connection the server had closed: a read is
                     # sent again at once, once, on a fresh connection, whatever `retries`.
                     fresh_retry = False
@@ -238,18 +248,19 @@ class Transport:
         self._retry_config = config
         self._policy = config.policy()
 
-    def _attempt(self, deadline: float | None) -> AttemptTimeout:
-        """This attempt's (connect, read) timeouts, cut to what is left of the call."""
+    def _attempt(self, deadline: float | None) -> exchange.Timeout:
+        """This attempt's timeouts, cut to what is left of the call."""
         _, connect, read = self.timeout_config.seconds()
+        pool = self.timeout_config.pool_seconds
         if deadline is None:
-            return connect, read
+            return exchange.Timeout(connect, read, pool)
         left = max(deadline - time.monotonic(), 0.001)
-        return _least(connect, left), _least(read, left)
+        return exchange.Timeout(_least(connect, left), _least(read, left), _least(pool, left))
 
-    def _waited(self, exc: requests.RequestException) -> float | None:
+    def _waited(self, exc: SendError) -> float | None:
         """The limit a failed attempt hit, for its message."""
         total, connect, read = self.timeout_config.seconds()
-        return _least(connect if _never_sent(exc) else read, total)
+        return _least(connect if isinstance(exc, exchange.ConnectError) else read, total)
 
     def _pause(self, delay: float, deadline: float | None) -> bool:
         """Wait ``delay`` before the next attempt; False (no wait) when the wait would
@@ -278,15 +289,15 @@ def _least(a: float | None, b: float | None) -> float | None:
 
 
 def _next_try(policy: urllib3.Retry, method: str, url: str,
-              exc: requests.RequestException | None, idempotent: bool) -> urllib3.Retry | None:
+              exc: SendError | None, idempotent: bool) -> urllib3.Retry | None:
     """The retry counter after this failure, or None when the call must not be sent again:
     counts spent, a write that may have reached the server, or a read that timed out
     (the server may still be working on it)."""
     error: Exception | None = None
     if exc is not None:
-        if _never_sent(exc):
+        if isinstance(exc, exchange.ConnectError):
             error = urllib3.exceptions.ConnectTimeoutError()  # urllib3's "connect" kind
-        elif idempotent and _dropped(exc):
+        elif idempotent and isinstance(exc, exchange.ReadError):
             error = urllib3.exceptions.ProtocolError()  # its "read" kind
         else:
             return None
@@ -296,21 +307,21 @@ def _next_try(policy: urllib3.Retry, method: str, url: str,
         return None
 
 
-def _settle_environment(session: requests.Session, base_url: str) -> None:
-    """Read proxies, CA bundle and ~/.netrc once, instead of on every request.
-
-    requests scans the whole environment (and reads ~/.netrc) per call when
-    ``trust_env`` is on: about 0.2 ms of a 1 ms round trip. Every URL of a client has
-    the same scheme and host, so the answer is the same each time.
-    """
-    settings = session.merge_environment_settings(base_url, {}, None, None, None)
-    netrc = requests.utils.get_netrc_auth(base_url) if "Authorization" not in session.headers \
-        else None
-    session.trust_env = False
-    session.proxies = dict(settings["proxies"])
-    session.verify = settings["verify"]
-    if netrc is not None:
-        session.auth = netrc
+def netrc_auth(base_url: str) -> dict[str, str]:
+    """An ``Authorization`` header from ~/.netrc (``$NETRC``) for the URL's host, as
+    requests and curl send; read once per client, not per call."""
+    host = urlsplit(base_url).hostname
+    path = os.environ.get("NETRC") or os.path.expanduser("~/.netrc")
+    if not host or not os.path.isfile(path):
+        return {}
+    try:
+        found = netrc.netrc(path).authenticators(host)
+    except (netrc.NetrcParseError, OSError):
+        return {}
+    if not found or not found[0]:
+        return {}
+    pair = f"{found[0]}:{found[2] or ''}".encode("latin-1")
+    return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
 
 
 def _param(value: Any) -> str:
@@ -319,7 +330,7 @@ def _param(value: Any) -> str:
     return str(value)
 
 
-def raise_for_response(resp: requests.Response) -> None:
+def raise_for_response(resp: Response) -> None:
     """Raise the `APIError` subclass an error answer names; do nothing for 1xx-3xx."""
     if resp.status_code < 400:
         return
@@ -335,7 +346,7 @@ def raise_for_response(resp: requests.Response) -> None:
         code = None
     detail = body.get("detail") or body.get("error") or resp.text.strip() or resp.reason
     cls = error_class_for(resp.status_code, code)
-    method = resp.request.method if resp.request is not None else None
+    method = resp.request.method
     raise cls(
         str(detail),
         message=client_message(str(detail)),
@@ -352,7 +363,7 @@ def raise_for_response(resp: requests.Response) -> None:
     )
 
 
-def _request_id(resp: requests.Response) -> str | None:
+def _request_id(resp: Response) -> str | None:
     """The id the server logged the request under: the one it answered with (it
     replaces an id it cannot log), else the one sent."""
     answered = resp.headers.get(routes.REQUEST_ID_HEADER)
@@ -366,47 +377,31 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _never_sent(exc: requests.RequestException) -> bool:
-    """True when the request failed before any of it reached the server (it could not
-    connect): a write then certainly did nothing."""
-    if isinstance(exc, requests.ConnectTimeout):
-        return True
-    reason = exc.args[0] if exc.args else None
-    reason = getattr(reason, "reason", reason)  # urllib3's MaxRetryError wraps the cause
-    return isinstance(reason, urllib3.exceptions.ConnectTimeoutError)  # NewConnectionError too
-
-
-def _dropped(exc: requests.RequestException) -> bool:
-    """A connection that broke before a whole answer came, once it was made (not a
-    timeout): also one cut off mid-answer, as when the worker serving it dies."""
-    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
-        return True
-    return isinstance(exc, requests.ConnectionError) and not isinstance(exc, requests.Timeout) \
-        and not _never_sent(exc)
-
-
-def _transport_error(method: str, url: str, exc: requests.RequestException,
+def _transport_error(method: str, url: str, exc: SendError,
                      timeout: float | None, *, write: bool) -> TransportError:
     """The error for a request that got no answer. For a write whose request may have
     reached the server (an answer that timed out, a connection dropped after sending),
     it says the write may have been committed, and how to find out."""
-    if write and not _never_sent(exc):
-        why = f"no answer within {timeout}s" if isinstance(exc, requests.Timeout) \
+    timed_out = isinstance(exc, (exchange.ConnectTimeout, exchange.PoolTimeout,
+                                 exchange.ReadTimeout))
+    never_sent = isinstance(exc, exchange.ConnectError)
+    if write and not never_sent:
+        why = f"no answer within {timeout}s" if timed_out \
             else f"the connection broke ({exc})"
         unknown = (
             f"{method} {url} reached the server but got {why}, so the write may have been "
             "committed. Check before sending it again: compare the table's version "
             "(tbl.version) with its version before this write, or look for the rows."
         )
-        cls = RequestTimeoutError if isinstance(exc, requests.Timeout) else TransportError
+        cls = RequestTimeoutError if timed_out else TransportError
         return cls(unknown)
-    if isinstance(exc, requests.Timeout) and _never_sent(exc):
+    if timed_out and never_sent:
         return RequestTimeoutError(
             f"{method} {url} could not connect within {timeout}s: the server is "
             "unreachable or too busy to accept; check the URL, or raise connect_timeout "
             "(nsframe.TimeoutConfig)."
         )
-    if isinstance(exc, requests.Timeout):
+    if timed_out:
         return RequestTimeoutError(
             f"{method} {url} got no answer within {timeout}s: the server is busy or "
             "unreachable; raise timeout= in connect() (or read_timeout in "

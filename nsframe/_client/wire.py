@@ -3,14 +3,12 @@ the walk over a paged listing."""
 
 from __future__ import annotations
 
-import http.client
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
-import requests
-import urllib3
 
+from nsframe._client.exchange import Response, SendError
 from nsframe.exceptions import ResponseDecodeError, TransportError
 
 # Told the rows and Arrow bytes of each record batch of a query answer as it is decoded.
@@ -39,7 +37,7 @@ def as_dict(answer: Any) -> dict[str, Any]:
     return answer
 
 
-def decode_json(resp: requests.Response) -> Any:
+def decode_json(resp: Response) -> Any:
     """The JSON of a 2xx answer; ``None`` for an empty body."""
     if not resp.content:
         return None
@@ -58,7 +56,7 @@ ARROW_FILE_MAGIC = b"ARROW1"
 WHOLE_READ_BYTES = 4 << 20
 
 
-def decode_arrow(resp: requests.Response, *,
+def decode_arrow(resp: Response, *,
                  on_batch: BatchCallback | None = None) -> pa.Table:
     """An Arrow IPC file body (or a stream, which some servers send) as a table.
 
@@ -71,6 +69,11 @@ def decode_arrow(resp: requests.Response, *,
     what remains once when the body is read whole.
     """
     tally = _Tally(on_batch) if on_batch is not None else None
+    if resp.arrow is not None:  # handed over as Arrow data: nothing to decode
+        resp.close()
+        if tally is not None:
+            tally.rest(resp.arrow)
+        return resp.arrow
     body = _RecordingReader(resp)
     length = resp.headers.get("Content-Length", "")
     small = length.isdigit() and int(length) <= WHOLE_READ_BYTES
@@ -93,14 +96,14 @@ def decode_arrow(resp: requests.Response, *,
             # Not the layout expected (a writer without the end-of-stream marker, or a
             # body cut short): decode whatever arrived as a whole file.
         content = body.everything()
-    except (urllib3.exceptions.HTTPError, OSError) as exc:
+    except (SendError, OSError) as exc:
         raise TransportError(f"The answer of {resp.url} broke off: {exc}") from exc
     finally:
         resp.close()
     return _decode_whole(resp, pa.py_buffer(content), tally)
 
 
-def _decode_whole(resp: requests.Response, buffer: pa.Buffer, tally: _Tally | None) -> pa.Table:
+def _decode_whole(resp: Response, buffer: pa.Buffer, tally: _Tally | None) -> pa.Table:
     try:
         if bytes(memoryview(buffer)[:6]) == ARROW_FILE_MAGIC:
             whole = pa.ipc.open_file(buffer).read_all()
@@ -122,7 +125,7 @@ def _decode_whole(resp: requests.Response, buffer: pa.Buffer, tally: _Tally | No
 READ_CAPACITY = 64 << 20
 
 
-def read_aligned(resp: requests.Response) -> pa.Buffer | None:
+def read_aligned(resp: Response) -> pa.Buffer | None:
     """The whole body in one buffer of Arrow's own (aligned, so decoding it copies
     nothing), filled straight from the connection; None when the body cannot be read
     that way (then `decode_arrow` decodes it batch by batch).
@@ -130,7 +133,7 @@ def read_aligned(resp: requests.Response) -> pa.Buffer | None:
     Decoding batch by batch from a file object copies every batch at least twice more
     (into a bytes object, then into aligned memory): 52 -> 43 ms for a 27 MB answer.
     """
-    into = _readinto(resp)
+    into = resp.readinto
     if into is None:
         return None
     length = resp.headers.get("Content-Length", "")
@@ -146,37 +149,13 @@ def read_aligned(resp: requests.Response) -> pa.Buffer | None:
             if not got:
                 break
             size += got
-    except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError) as exc:
+    except (SendError, OSError) as exc:
         raise TransportError(f"The answer of {resp.url} broke off: {exc!r}") from exc
     finally:
         resp.close()
     # A slice, not a shrink: shrinking a large block may move it (one more copy), and
     # the pages past the end were never touched, so they cost no memory.
     return buffer.slice(0, size)
-
-
-def _readinto(resp: requests.Response) -> Callable[[memoryview], int] | None:
-    """A ``readinto`` that fills a caller's buffer from the body without an intermediate
-    copy, or None. Under urllib3 that is the `http.client` response itself (which
-    undoes the chunked framing in place); the connection goes back to the pool at the
-    end, as urllib3 would put it."""
-    raw = resp.raw
-    if isinstance(raw, urllib3.response.HTTPResponse):
-        fp = getattr(raw, "_fp", None)
-        encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
-        if fp is None or not hasattr(fp, "readinto") or encoding not in ("", "identity") \
-                or raw.tell():
-            return None
-
-        def from_connection(target: memoryview) -> int:
-            got: int = fp.readinto(target)
-            if not got:
-                raw.release_conn()
-            return got
-        return from_connection
-    # Anything else that fills a buffer itself (nsframe._client.inprocess).
-    readinto = getattr(raw, "readinto", None)
-    return readinto if callable(readinto) else None
 
 
 class _Tally:
@@ -212,22 +191,20 @@ class _RecordingReader:
     """A blocking file over a response body that remembers what it handed out, so that
     a failed streaming decode can start again from the first byte."""
 
-    def __init__(self, resp: requests.Response) -> None:
+    def __init__(self, resp: Response) -> None:
         self._resp = resp
         self._seen: list[bytes] = []
         self.closed = False
 
     def read(self, size: int | None = -1) -> bytes:
-        raw = self._resp.raw
-        if raw is None:
-            data = b"" if self._seen else self._resp.content
-        elif size is None or size < 0:
-            data = raw.read(decode_content=True)
+        resp = self._resp
+        if size is None or size < 0:
+            data = resp.read()
         else:
             # A read may come back short at a chunk boundary: Arrow wants all of it.
-            data = raw.read(size, decode_content=True)
+            data = resp.read(size)
             while len(data) < size:
-                more = raw.read(size - len(data), decode_content=True)
+                more = resp.read(size - len(data))
                 if not more:
                     break
                 data += more
@@ -239,8 +216,8 @@ class _RecordingReader:
         self.read()
         return b"".join(self._seen)
 
-    def raise_broken(self, resp: requests.Response, exc: BaseException) -> None:
+    def raise_broken(self, resp: Response, exc: BaseException) -> None:
         """Re-raise a connection failure that surfaced inside pyarrow as one."""
         cause = exc.__context__ or exc.__cause__
-        if isinstance(cause, (urllib3.exceptions.HTTPError, requests.RequestException)):
+        if isinstance(cause, SendError):
             raise TransportError(f"The answer of {resp.url} broke off: {cause}") from cause

@@ -15,8 +15,8 @@ import pytest
 import requests
 
 import nsframe
-from nsframe._client.inprocess import InProcess
 from nsframe.exceptions import InvalidInputError, TableNotFoundError
+from nsframe.transport import EmbeddedTransport
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def _rows(n: int, start: int = 0) -> pa.Table:
 
 
 def test_connect_to_a_folder_answers_in_process(embedded: nsframe.Connection) -> None:
-    assert isinstance(embedded.client._sender, InProcess)
+    assert isinstance(embedded.client.transport, EmbeddedTransport)
     tbl = embedded.create_table("db$t", _rows(100))
     tbl.insert(_rows(50, start=100))
     assert tbl.count_rows() == 150
@@ -42,21 +42,21 @@ def test_connect_to_a_folder_answers_in_process(embedded: nsframe.Connection) ->
     assert found.num_rows == 5 and "_distance" in found.column_names
     assert tbl.to_arrow(filter="id >= 140").column("id").to_pylist() == list(range(140, 150))
     # The socket still serves other processes, with the same data.
-    with nsframe.connect(embedded.url, token=embedded.client._session.headers[
+    with nsframe.connect(embedded.url, token=embedded.client.headers[
             "Authorization"].split()[1]) as remote:
         assert remote.table("db$t").count_rows() == 150
 
 
 def test_a_large_answer_streams_and_matches_http(embedded: nsframe.Connection) -> None:
     tbl = embedded.create_table("db$big", _rows(60_000))  # ~8 MB: a streamed answer
-    token = embedded.client._session.headers["Authorization"].split()[1]
+    token = embedded.client.headers["Authorization"].split()[1]
     with nsframe.connect(embedded.url, token=token) as remote:
         over_http = remote.table("db$big").to_arrow(page_rows=25_000)
     assert tbl.to_arrow(page_rows=25_000).equals(over_http)
     # An answer abandoned half-way leaves nothing behind for the next call.
     resp = embedded.client.request("POST", "/v1/table/{id}/query", "db$big",
                                    idempotent=True, json={"vector": {}, "k": 0}, stream=True)
-    assert resp.raw.read(100)
+    assert resp.read(100)
     resp.close()
     assert tbl.count_rows() == 60_000
 
@@ -160,7 +160,8 @@ def test_ctrl_c_in_a_handler_reaches_the_caller(embedded: nsframe.Connection,
 
 
 def test_the_app_sees_what_it_sees_over_http(tmp_path: Path) -> None:
-    """A recording ASGI app behind uvicorn and behind `InProcess` gets the same request."""
+    """A recording ASGI app behind uvicorn and behind `EmbeddedTransport` gets the same
+    request."""
     import socket
     import time
     from typing import Any
@@ -197,8 +198,8 @@ def test_the_app_sees_what_it_sees_over_http(tmp_path: Path) -> None:
         time.sleep(0.01)
     try:
         over_http = Client(url, api_key="k", context={"who": "me"})
-        in_process = Client(url, api_key="k", context={"who": "me"})
-        in_process._sender = InProcess(app, in_process._session, url)
+        in_process = Client(url, api_key="k", context={"who": "me"},
+                            transport=EmbeddedTransport(app))
 
         def chunks() -> Iterator[bytes]:
             yield b"one "

@@ -21,8 +21,6 @@ import pytest
 
 import nsframe
 from nsframe import Client, RetryConfig, TimeoutConfig
-from nsframe._client.fastpath import FastPath
-from nsframe._client.inprocess import InProcess
 from nsframe.exceptions import (
     RequestTimeoutError,
     ServerError,
@@ -30,9 +28,10 @@ from nsframe.exceptions import (
     TooManyRequestsError,
     TransportError,
 )
+from nsframe.transport import EmbeddedTransport, HTTPTransport
 
 Answer = tuple[int, dict[str, str], bytes]
-SENDERS = ("session", "fastpath", "inprocess")
+SENDERS = ("http", "embedded")
 QUICK = RetryConfig(retries=3, backoff_factor=0.01, backoff_jitter=0.01)
 
 
@@ -117,17 +116,14 @@ def client_for() -> Iterator[Any]:
     clients: list[Client] = []
 
     def make(sender: str, script: Script, **options: Any) -> Client:
-        if sender == "inprocess":
+        if sender == "embedded":
             url = "http://127.0.0.1:9"  # never dialled: the app answers in process
-            client = Client(url, **options)
-            client._sender = InProcess(asgi_app(script), client._session, url)
+            client = Client(url, transport=EmbeddedTransport(asgi_app(script)), **options)
         else:
             server = http_server(script)
             servers.append(server)
             client = Client(f"http://127.0.0.1:{server.server_address[1]}", **options)
-            assert isinstance(client._sender, FastPath)
-            if sender == "session":
-                client._sender = client._session
+            assert isinstance(client.transport, HTTPTransport)
         clients.append(client)
         return client
 
@@ -233,7 +229,7 @@ def test_writes_are_not_retried(sender: str, client_for: Any) -> None:
     assert len(script.times) == 2 and script.methods == ["POST", "POST"]
 
 
-@pytest.mark.parametrize("sender", ("session", "fastpath"))
+@pytest.mark.parametrize("sender", ("http",))  # in process, no connection can break
 def test_read_retries_count_broken_connections(sender: str, client_for: Any) -> None:
     # The first break is retried once, at once, on a fresh connection (a stale
     # keep-alive); the next ones spend read_retries.
@@ -268,12 +264,9 @@ def closed_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-@pytest.mark.parametrize("sender", ("session", "fastpath"))
-def test_read_timeout_is_not_the_connect_timeout(sender: str, silent_url: str) -> None:
+def test_read_timeout_is_not_the_connect_timeout(silent_url: str) -> None:
     client = Client(silent_url, timeout_config=TimeoutConfig(connect_timeout=30,
                                                             read_timeout=0.3))
-    if sender == "session":
-        client._sender = client._session
     with pytest.raises(RequestTimeoutError, match=r"no answer within 0\.3s"):
         client.describe_namespace("db")
 
@@ -298,31 +291,22 @@ def full_backlog_url() -> Iterator[str]:
             filler.close()
 
 
-@pytest.mark.parametrize("sender", ("session", "fastpath"))
-def test_connect_timeout_is_not_the_read_timeout(sender: str, full_backlog_url: str) -> None:
+def test_connect_timeout_is_not_the_read_timeout(full_backlog_url: str) -> None:
     client = Client(full_backlog_url, retry_config=RetryConfig(retries=0),
                     timeout_config=TimeoutConfig(connect_timeout=0.3, read_timeout=30))
-    if sender == "session":
-        client._sender = client._session
     with pytest.raises(RequestTimeoutError, match=r"could not connect within 0\.3s"):
         client.create_namespace("db")  # never sent, so not "may have been committed"
 
 
-@pytest.mark.parametrize("sender", ("session", "fastpath"))
-def test_deadline_cuts_the_read_timeout(sender: str, silent_url: str) -> None:
+def test_deadline_cuts_the_read_timeout(silent_url: str) -> None:
     client = Client(silent_url, timeout_config=TimeoutConfig(timeout=0.3, read_timeout=30))
-    if sender == "session":
-        client._sender = client._session
     with pytest.raises(RequestTimeoutError, match=r"0\.3s"):
         client.describe_namespace("db")
 
 
-@pytest.mark.parametrize("sender", ("session", "fastpath"))
-def test_closed_port_is_a_connect_error(sender: str, closed_url: str) -> None:
+def test_closed_port_is_a_connect_error(closed_url: str) -> None:
     client = Client(closed_url, retry_config=RetryConfig(retries=1, backoff_factor=0),
                     timeout_config=TimeoutConfig(read_timeout=0.1))
-    if sender == "session":
-        client._sender = client._session
     with pytest.raises(TransportError, match="could not talk to the server") as info:
         client.create_namespace("db")  # never reached the server: a write may be resent
     assert not isinstance(info.value, RequestTimeoutError)
@@ -336,7 +320,7 @@ def test_connect_takes_the_configs_to_the_embedded_server() -> None:
                          timeout_config=timeouts) as conn:
         assert conn.client.retry_config is retry
         assert conn.client.timeout_config == TimeoutConfig(timeout=30, read_timeout=20)
-        assert isinstance(conn.client._sender, InProcess)
+        assert isinstance(conn.client.transport, EmbeddedTransport)
         assert conn.create_table("t", {"id": [1, 2]}).count_rows() == 2
 
 
@@ -344,7 +328,7 @@ def test_a_tuned_connection_works_against_the_real_server(base_url: str, ns: str
     retry = RetryConfig(retries=2, read_retries=1, backoff_factor=0.01, backoff_jitter=0.01)
     timeouts = TimeoutConfig(timeout=30, connect_timeout=5, read_timeout=10)
     with nsframe.connect(base_url, retry_config=retry, timeout_config=timeouts) as conn:
-        assert isinstance(conn.client._sender, FastPath)
+        assert isinstance(conn.client.transport, HTTPTransport)
         table = conn.create_table(f"{ns}$t", {"id": [1, 2, 3]})
         table.insert({"id": [4]})
         assert table.count_rows() == 4

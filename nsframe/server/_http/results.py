@@ -13,6 +13,7 @@ client reads as truncated) and the server's log says why.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,6 +24,7 @@ from starlette.responses import Response, StreamingResponse
 from nsframe._protocol.ipc import PieceSink
 from nsframe._protocol.routes import ARROW_FILE
 from nsframe.server._http.capacity import Work, WorkStopped
+from nsframe.server._http.in_process import ArrowResponse
 from nsframe.server._storage.errors import lance_errors, log
 
 INLINE_BYTES = 4 << 20
@@ -35,10 +37,12 @@ def _has_dictionary(t: pa.DataType) -> bool:
 
 
 def arrow_file_response(reader: pa.RecordBatchReader, context: str,
-                        work: Work | None = None) -> Response:
+                        work: Work | None = None, *, as_arrow: bool = False) -> Response:
     """Send ``reader`` as an IPC file; errors before the first bytes leave become 4xx.
 
-    ``work`` is checked before each batch (see the module's docstring).
+    ``work`` is checked before each batch (see the module's docstring). ``as_arrow``
+    (a caller in process, `in_process.accepts_arrow`): a result that fits one plain body
+    is answered as the table itself, not encoded.
     """
     if any(_has_dictionary(field.type) for field in reader.schema):
         # Batches written at different times carry different dictionaries (a pandas
@@ -46,19 +50,32 @@ def arrow_file_response(reader: pa.RecordBatchReader, context: str,
         # such a result is unified whole before it is written.
         with lance_errors(context):
             return table_response(reader.read_all())
+    first: list[pa.RecordBatch] = []
+    if as_arrow:
+        held = 0
+        with lance_errors(context):
+            for batch in reader:
+                if work is not None:
+                    work.check()
+                first.append(batch)
+                held += batch.nbytes
+                if held > INLINE_BYTES:
+                    break
+            else:
+                return ArrowResponse(pa.Table.from_batches(first, schema=reader.schema))
     sink = PieceSink()
     writer = pa.ipc.new_file(sink, reader.schema)
     head: list[bytes] = []
     size = 0
     with lance_errors(context):
-        for batch in reader:
+        for n, batch in enumerate(itertools.chain(first, reader), 1):
             if work is not None:
                 work.check()
             writer.write_batch(batch)
             chunk = sink.drain()
             head.append(chunk)
             size += len(chunk)
-            if size > INLINE_BYTES:
+            if size > INLINE_BYTES and n >= len(first):  # the rest comes from `reader`
                 return StreamingResponse(
                     _stream_rest(head, _Rest(reader, writer, sink, work)),
                     media_type=ARROW_FILE,

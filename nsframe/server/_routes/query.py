@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from nsframe._protocol.routes import READ_VERSION_HEADER
 from nsframe.exceptions import InvalidInputError, SchemaMismatchError
 from nsframe.server._http.handler import Call
+from nsframe.server._http.in_process import accepts_arrow
 from nsframe.server._http.results import arrow_file_response, table_response
 from nsframe.server._limits import Limits
 from nsframe.server._models.query import ExplainRequest, QueryRequest, check_search_depth
@@ -76,7 +77,8 @@ def _answer(call: Call[QueryRequest], ds: LanceDataset, columns: Columns,
             if vector.multi is not None and vector_kind(field.field.type) == "vector":
                 return _batch_search(ds, request, vector, columns, field, call.limits)
         reader = _scanner(ds, request, columns).to_reader()
-    return arrow_file_response(reader, context, call.work)
+    return arrow_file_response(reader, context, call.work,
+                               as_arrow=accepts_arrow(call.request))
 
 
 def _dataset(call: Call[Any], request: QueryRequest) -> LanceDataset:

@@ -1,5 +1,5 @@
-"""`FastPath`: requests sent through urllib3's pool directly are the requests `requests`
-would have sent, and the session takes over whenever it must (proxies, cookies)."""
+"""`HTTPTransport`: what it sends (framing, chunked bodies, cookies), one pool shared by
+many threads, large answers read in place, and an answer cut short."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from nsframe import Client
-from nsframe._client.fastpath import POOL_SIZE, FastPath
+from nsframe._client.http import POOL_SIZE
+from nsframe.transport import HTTPTransport
 
 from .test_http import Scripted, ok_json, scripted  # noqa: F401 - the fixture
 
@@ -31,31 +32,38 @@ def _chunks() -> Iterator[bytes]:
     yield memoryview(b"second piece")  # type: ignore[misc]
 
 
-@pytest.mark.parametrize("call", [
-    lambda c: c.call_json("POST", "/v1/table/{id}/count_rows", "a$b c", idempotent=True,
-                          json={"predicate": "x > 1"}, params={"mode": "a b", "n": 3}),
-    lambda c: c.call_json("GET", "/v1/namespace/{id}/list", "a", idempotent=True,
-                          params={"page_token": "t/=?"}),
-    lambda c: c.call_json("POST", "/v1/table/{id}/insert", "t", idempotent=False,
-                          data=_chunks(), content_type="application/vnd.apache.arrow.stream"),
-    lambda c: c.call_json("POST", "/v1/table/{id}/drop", "t", idempotent=False),
-    lambda c: c.call_json("POST", "/v1/tables/x", idempotent=False, data=b""),
-])
-def test_sends_what_requests_sends(scripted: Callable[..., Scripted],  # noqa: F811
-                                   call: Callable[[Client], Any]) -> None:
+def test_sends_the_headers_and_framing_of_each_body(
+        scripted: Callable[..., Scripted]) -> None:  # noqa: F811
     server = scripted([ok_json({"ok": 1})])
-    fast = Client(server.url, api_key="key", context={"user": "u"})
-    slow = Client(server.url, api_key="key", context={"user": "u"})
-    slow._sender = slow._session
-    assert isinstance(fast._sender, FastPath)
-    assert _sent(server, fast, call) == _sent(server, slow, call)
+    client = Client(server.url, api_key="key", context={"user": "u"})
+    count = _sent(server, client, lambda c: c.call_json(
+        "POST", "/v1/table/{id}/count_rows", "a$b c", idempotent=True,
+        json={"predicate": "x > 1"}, params={"mode": "a b", "n": 3}))
+    assert count["path"] == "/v1/table/a%24b%20c/count_rows?mode=a+b&n=3"
+    assert count["body"] == b'{"predicate": "x > 1"}'
+    assert count["headers"]["x-api-key"] == "key"
+    assert count["headers"]["x-service-ctx-user"] == "u"
+    assert count["headers"]["content-type"] == "application/json"
+    assert count["headers"]["user-agent"].startswith("nsframe/")
+    streamed = _sent(server, client, lambda c: c.call_json(
+        "POST", "/v1/table/{id}/insert", "t", idempotent=False, data=_chunks(),
+        content_type="application/vnd.apache.arrow.stream"))
+    assert streamed["headers"]["transfer-encoding"] == "chunked"
+    assert streamed["body"] == b"first piece second piece"
+    empty = _sent(server, client, lambda c: c.call_json("POST", "/v1/table/{id}/drop", "t",
+                                                       idempotent=False))
+    assert empty["headers"]["content-length"] == "0" and empty["body"] == b""
 
 
-def test_a_proxy_leaves_the_work_to_requests(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+def test_a_proxy_from_the_environment_is_used(monkeypatch: pytest.MonkeyPatch,
+                                              scripted: Callable[..., Scripted]  # noqa: F811
+                                              ) -> None:
+    server = scripted([ok_json({})])
+    monkeypatch.setenv("HTTP_PROXY", server.url)  # the scripted server plays the proxy
     monkeypatch.setenv("NO_PROXY", "")
-    client = Client("http://127.0.0.1:1")
-    assert client._sender is client._session
+    client = Client("http://service.invalid:1")
+    client.call_json("GET", "/v1/x", idempotent=True)
+    assert server.requests[0]["path"] == "http://service.invalid:1/v1/x"
 
 
 def test_cookies_are_kept_and_sent(scripted: Callable[..., Scripted]) -> None:  # noqa: F811
@@ -104,11 +112,12 @@ def test_large_answers_are_read_in_place_and_keep_the_connection(tmp_path: Any) 
     with serve_in_thread(tmp_path) as server, nsframe.connect(server.url) as conn:
         conn.create_namespace("db")
         conn.create_table("db$t", table)
-        sender = conn.client._sender
-        assert isinstance(sender, FastPath)
+        transport = conn.client.transport
+        assert isinstance(transport, HTTPTransport)
         for _ in range(3):  # ~10 MB answers: streamed, read straight into one buffer
             assert conn.table("db$t").to_arrow().equals(table)
-        assert sender._pool.num_connections == 1
+        pool, _, _ = transport._route(server.url + "/")
+        assert pool.num_connections == 1
 
 
 def test_an_answer_cut_short_is_a_transport_error() -> None:

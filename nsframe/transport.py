@@ -1,0 +1,60 @@
+"""Transports: what carries nsframe's requests to a server, in the manner of httpx's
+``transport=``.
+
+A `Transport` has two methods: ``send(method, url, *, headers, body, timeout, stream)``
+returns a `Response` of any status, and ``close()``. nsframe provides two:
+
+- `HTTPTransport`: HTTP(S) through pooled keep-alive connections (urllib3);
+- `EmbeddedTransport`: an ASGI app called in this process, no socket (what
+  ``nsframe.connect(path)`` uses for its embedded server).
+
+Everything else (headers, retries per `nsframe.RetryConfig`, the call's deadline per
+`nsframe.TimeoutConfig`, error answers raised as `nsframe.exceptions`) happens above the
+transport, identically for each. Pass your own with ``nsframe.connect(url,
+transport=...)``, for instance to record or alter requests.
+"""
+
+from nsframe._client.exchange import (
+    NO_LIMITS,
+    Body,
+    BodyStream,
+    ConnectError,
+    ConnectTimeout,
+    Headers,
+    PoolTimeout,
+    ReadError,
+    ReadTimeout,
+    Request,
+    Response,
+    SendError,
+    Timeout,
+    Transport,
+)
+from nsframe._client.http import HTTPTransport
+from nsframe._client.inprocess import EmbeddedTransport
+
+__all__ = [
+    "NO_LIMITS",
+    "Body",
+    "BodyStream",
+    "ConnectError",
+    "ConnectTimeout",
+    "EmbeddedTransport",
+    "HTTPTransport",
+    "Headers",
+    "PoolTimeout",
+    "ReadError",
+    "ReadTimeout",
+    "Request",
+    "Response",
+    "SendError",
+    "Timeout",
+    "Transport",
+]
+
+# Reprs and tracebacks show the public path, as nsframe's own top-level names do.
+for _name in __all__:
+    _obj = globals()[_name]
+    if isinstance(_obj, type) and _obj.__module__.startswith("nsframe._"):
+        _obj.__module__ = __name__
+del _name, _obj
