@@ -148,9 +148,7 @@ def serve_in_subprocess(root: str | os.PathLike[str] | None = None,
     with tempfile.TemporaryDirectory(prefix="nsframe-bench-") as scratch:
         data_root = Path(root) if root is not None else Path(scratch)
         port = free_port()
-        # A URI as given: Path() would fold s3://bucket into s3:/bucket.
-        where = os.fspath(root) if root is not None else str(data_root)
-        command = [sys.executable, "-m", "nsframe._cli", "serve", where,
+        command = [sys.executable, "-m", "nsframe._cli", "serve", str(data_root),
                    "--port", str(port), "--log-level", "warning", *args]
         # `python -m` puts the working directory first on sys.path: it picks the code.
         cwd = Path(code) if code is not None else Path(__file__).resolve().parent.parent
