@@ -61,8 +61,9 @@ def vended_options(described: Mapping[str, Any], label: str) -> dict[str, str]:
         return {}
     raise StorageOptionsNotVendedError(
         f"The server does not hand out the storage options of table {label!r}: its operator "
-        "turns them on with `nsframe serve --vend-storage-options` (config file: "
-        "vend_storage_options = true). Meanwhile, give the engine credentials of your own "
+        "turns them on with `nsframe serve --vend-storage-options` (environment: "
+        "NSFRAME_VEND_STORAGE_OPTIONS=true; config file: vend_storage_options = true). "
+        "Meanwhile, give the engine credentials of your own "
         "(storage_options=...), or let it find them in your environment.")
 
 
