@@ -127,5 +127,8 @@ def test_storage_options_are_refused_clearly_when_the_server_does_not_vend(
             message = str(refused.value)
             assert "--vend-storage-options" in message and "vend_storage_options" in message
             assert "n$t" in message
+            # The engines still open the location with credentials of the caller's own.
+            assert table.to_lance(storage_options=s3.options()).count_rows() == 3
+            assert table.to_daft(storage_options=s3.options()).count_rows() == 3
     finally:
         server.kill()
