@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from nsframe import _frames
+from nsframe import _engines, _frames
 from nsframe._changes import TableChanges
 from nsframe._client import Client
 from nsframe._client.wire import paged
@@ -60,8 +60,11 @@ from nsframe.exceptions import (
 )
 
 if TYPE_CHECKING:
+    import daft
     import pandas as pd
     import polars as pl
+    import ray.data
+    from lance import LanceDataset
 
 DEFAULT_MAX_ROWS = 10_000_000
 QUERY_TYPES = ("auto", "vector", "fts", "hybrid")
@@ -270,6 +273,93 @@ class Table(TableChanges):
         """
         found = self._client.describe_table(self.id, branch=self._ref.branch).get("location")
         return str(found) if found else None
+
+    def storage_options(self) -> dict[str, str]:
+        """The storage options a reader of `location` needs (Lance's names: ``aws_region``,
+        ``aws_endpoint``, ...), as the server vends them with describe; ``{}`` for a table
+        in a folder, which needs none.
+
+        Raises:
+            StorageOptionsNotVendedError: the table is in an object store and the server
+                does not vend its options (``nsframe serve --vend-storage-options`` does).
+
+        Example:
+            >>> tbl.storage_options()          # a folder of the server's root here
+            {}
+        """
+        return _engines.vended_options(self._described(), self.id)
+
+    def to_lance(self, *, storage_options: Mapping[str, str] | None = None) -> LanceDataset:
+        """The table's Lance dataset, opened at its location (pylance), at this handle's
+        branch and version: the latest, or the pinned version.
+
+        The server's vended storage options are used when it vends them, updated with
+        ``storage_options``; otherwise Lance finds credentials in the environment. The
+        location keeps its scheme: on ``s3+ddb://`` Lance commits through the DynamoDB
+        table, as the server does. Create and drop tables through the server.
+
+        Example:
+            >>> ds = tbl.to_lance()
+            >>> ds.count_rows(), ds.version, ds.uri == tbl.location
+            (3, 1, True)
+        """
+        return self._opened(storage_options)[0]
+
+    def to_daft(self, *, storage_options: Mapping[str, str] | None = None) -> daft.DataFrame:
+        """A Daft DataFrame over the table at its location (the ``engines`` extra), at
+        this handle's version of the main branch, with the options `to_lance` uses.
+
+        Daft reads in parallel on its own workers; append with ``df.write_lance(
+        tbl.location, mode="append", storage_options=tbl.storage_options())``.
+
+        Raises:
+            ValueError: the handle is at a branch (Daft reads the main branch only).
+
+        Example:
+            >>> tbl.to_daft().where("id > 1").count_rows()
+            2
+        """
+        _engines.main_branch_only(self._ref.branch, "to_daft", self.id)
+        frame: daft.DataFrame = _engines.daft_frame(*self._opened(storage_options))
+        return frame
+
+    def to_ray(self, *, storage_options: Mapping[str, str] | None = None,
+               **read_args: Any) -> ray.data.Dataset:
+        """A Ray Dataset over the table at its location (``ray.data.read_lance``; the
+        ``ray`` extra), at this handle's version of the main branch, with the options
+        `to_lance` uses; ``read_args`` go to ``read_lance`` (``columns``, ``filter``, ...).
+
+        Raises:
+            ImportError: Ray Data is not installed; the message names the extra.
+            ValueError: the handle is at a branch (Ray reads the main branch only).
+
+        Example:
+            >>> try:
+            ...     rows = tbl.to_ray().count()       # with Ray installed
+            ... except ImportError as missing:        # without: the message names the extra
+            ...     rows = 3 if "nsframe[ray]" in str(missing) else str(missing)
+            >>> rows
+            3
+        """
+        _engines.main_branch_only(self._ref.branch, "to_ray", self.id)
+        described = self._described()
+        return _engines.ray_dataset(_engines.location_of(described, self.id),
+                                    _engines.reader_options(described, storage_options),
+                                    self._ref.version, **read_args)
+
+    def _described(self) -> dict[str, Any]:
+        return self._client.describe_table(self.id, version=self._ref.version,
+                                           branch=self._ref.branch)
+
+    def _opened(self, given: Mapping[str, str] | None
+                ) -> tuple[LanceDataset, dict[str, str] | None]:
+        """The dataset at this handle's branch and version, and the options it was opened
+        with (Daft's workers reopen it with them)."""
+        described = self._described()
+        options = _engines.reader_options(described, given)
+        ds = _engines.open_lance(_engines.location_of(described, self.id), options,
+                                 branch=self._ref.branch, version=self._ref.version)
+        return ds, options
 
     @property
     def version(self) -> int:

@@ -9,6 +9,7 @@ NsframeError                      base: `except nsframe.NsframeError` catches ev
 ├── ReadOnlyTableError            a write to a version or tag view (also a ValueError)
 ├── VectorDimensionError          vectors of the wrong size for a table (also a ValueError)
 ├── PartialWriteError             a write in several requests failed after some committed
+├── StorageOptionsNotVendedError  the server hands out no storage options (also a LookupError)
 └── APIError                      the server answered 4xx/5xx (or, in the server, will answer)
     ├── InvalidInputError         400, code 13
     │   └── SchemaMismatchError   400, code 20
@@ -74,6 +75,7 @@ __all__ = [
     "ServerError",
     "ServiceUnavailableError",
     "StorageFullError",
+    "StorageOptionsNotVendedError",
     "TableAlreadyExistsError",
     "TableNotFoundError",
     "TagAlreadyExistsError",
@@ -169,6 +171,11 @@ class PartialWriteError(NsframeError):
         self.rows_committed = rows_committed
         self.chunks_committed = chunks_committed
         self.version = version
+
+
+class StorageOptionsNotVendedError(NsframeError, LookupError):
+    """A table's storage options were asked for, but the server does not hand them out:
+    its operator has not turned on ``vend_storage_options`` (raised by the client)."""
 
 
 # Members of the error body's `type`, keyed by HTTP status (spec/SEED_SPEC.md "Errors").

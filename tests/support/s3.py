@@ -93,15 +93,23 @@ class S3Endpoint:
 
 
 @contextmanager
-def moto_server(log_dir: Path) -> Iterator[str]:
-    """moto's server on a free loopback port, for the ``with`` block; yields its URL."""
+def moto_server(log_dir: Path, *, check_credentials_after: int | None = None
+                ) -> Iterator[str]:
+    """moto's server on a free loopback port, for the ``with`` block; yields its URL.
+
+    moto checks no credentials, unless ``check_credentials_after`` is given: then it
+    answers that many requests without checking, and refuses every later request whose
+    access key it does not know (moto's ``INITIAL_NO_AUTH_ACTION_COUNT``).
+    """
+    checks = ({} if check_credentials_after is None
+              else {"INITIAL_NO_AUTH_ACTION_COUNT": str(check_credentials_after)})
     port = free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
     with open(log_dir / "moto.log", "ab") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1", **checks},
         )
     url = f"http://127.0.0.1:{port}"
     try:

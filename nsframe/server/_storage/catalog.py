@@ -44,6 +44,7 @@ from nsframe.server._storage.freshness import Freshness
 from nsframe.server._storage.leases import Leases
 from nsframe.server._storage.location import StorageRoot, relation
 from nsframe.server._storage.objects import Objects
+from nsframe.server._storage.reach import reaching
 from nsframe.server._storage.turns import Turns
 
 CATALOG = "_catalog/"
@@ -146,15 +147,20 @@ class Catalog:
                  storage_options: Mapping[str, Any] | None = None,
                  check_store: bool = True, read_consistency_interval: float = 0.0,
                  vend_storage_options: bool = False) -> None:
-        self.objects = Objects(root, storage_options)
+        location = (root if isinstance(root, StorageRoot)
+                    else StorageRoot.parse(root, storage_options))
+        # The first requests to the root: a missing bucket, refused credentials or a
+        # silent endpoint show here, and are said in one line (`reach`).
+        with reaching(location):
+            self.objects = Objects(location)
+            if check_store:
+                self.objects.check_conditional_create()
+            self.leases = Leases(self.objects)
+            self.leases.register()
         self.location = self.objects.location
         self.root = self.objects.root
-        if check_store:
-            self.objects.check_conditional_create()
         self.freshness = Freshness(read_consistency_interval)
         self.entries = Entries(self.objects, self.freshness)
-        self.leases = Leases(self.objects)
-        self.leases.register()
         self.turns = Turns(self.objects)
         self.datasets = DatasetCache(self.location.lance_options(), freshness=self.freshness)
         self.session = self.datasets.session
