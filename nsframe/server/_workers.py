@@ -48,6 +48,7 @@ from nsframe.server._config import ServerConfig
 from nsframe.server._http.metrics import MULTIPROC_ENV
 from nsframe.server._lifecycle import DrainOnSignals
 from nsframe.server._security.access_log import _SECRET_KEY
+from nsframe.server._storage.leases import pid_alive
 
 log = logging.getLogger("nsframe.server.workers")
 
@@ -125,18 +126,8 @@ def _remove_orphans(base: Path) -> None:
     for folder in base.glob(f"{METRICS_PREFIX}*-*"):
         pid = folder.name.removeprefix(METRICS_PREFIX).split("-", 1)[0]
         if pid.isdigit() and folder.is_dir() and folder.stat().st_uid == os.getuid() \
-                and not _running(int(pid)):
+                and not pid_alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def worker_app(*, config: ServerConfig, slots: str) -> ASGIApp:

@@ -173,8 +173,8 @@ def test_a_process_that_died_unreaped_is_not_alive() -> None:
         time.sleep(0.05)  # exited, not yet waited for: a zombie
     try:
         assert leases._zombie(child.pid)
-        assert not leases._pid_alive(child.pid)
-        assert leases._pid_alive(os.getpid())
+        assert not leases.pid_alive(child.pid)
+        assert leases.pid_alive(os.getpid())
     finally:
         child.wait()
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import http.client
 import http.server
 import itertools
-import socket
 import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+
+from tests.support.relay import RelayHandler
 
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
               "trailer", "transfer-encoding", "upgrade", "content-length"}
@@ -80,30 +80,9 @@ class Balancer:
     def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
         balancer = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def setup(self) -> None:
-                super().setup()
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-            def _body(self) -> bytes:
-                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                    chunks: list[bytes] = []
-                    while True:
-                        size = int(self.rfile.readline().split(b";")[0], 16)
-                        chunk = self.rfile.read(size)
-                        self.rfile.readline()
-                        if size == 0:
-                            return b"".join(chunks)
-                        chunks.append(chunk)
-                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
+        class Handler(RelayHandler):
             def _forward(self) -> None:
-                body = self._body()
+                body = self.read_body()
                 backend = balancer._next()
                 if backend is None:
                     self._answer(503, [("Retry-After", "1")], b"no backend is ready\n")

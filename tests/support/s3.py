@@ -26,6 +26,8 @@ from typing import Any
 
 import requests
 
+from tests.support.relay import RelayHandler
+
 REGION = "us-east-1"
 # Fake credentials: moto checks none, but they must never show in logs or answers.
 ACCESS_KEY = "nsframe-test-access-key"
@@ -192,33 +194,11 @@ class Proxy:
     def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
         proxy = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+        class Handler(RelayHandler):
             upstream: http.client.HTTPConnection | None = None
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # quiet: the tests count requests instead
-
-            def setup(self) -> None:
-                super().setup()
-                # Headers and body go out in separate writes: without this, Nagle's
-                # algorithm and the client's delayed ACK stall each answer by ~40 ms.
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-            def _body(self) -> bytes:
-                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                    chunks: list[bytes] = []
-                    while True:
-                        size = int(self.rfile.readline().split(b";")[0], 16)
-                        chunk = self.rfile.read(size)
-                        self.rfile.readline()
-                        if size == 0:
-                            return b"".join(chunks)
-                        chunks.append(chunk)
-                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
             def _forward(self) -> None:
-                body = self._body()
+                body = self.read_body()
                 headers = {k: v for k, v in self.headers.items()
                            if k.lower() not in HOP_BY_HOP}
                 stripped = False

@@ -50,7 +50,7 @@ class Server:
     lease: float = EXPIRY_SECONDS
 
     def alive(self, now: float) -> bool:
-        if self.host == socket.gethostname() and not _pid_alive(self.pid):
+        if self.host == socket.gethostname() and not pid_alive(self.pid):
             return False
         return now - self.renewed < self.lease
 
@@ -67,7 +67,7 @@ class Write:
     started: float
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
