@@ -25,6 +25,7 @@ import requests
 from nsframe.server import serve_in_thread
 from nsframe.server._storage.leases import LEASE_ENV
 from tests.support import ARROW_HEADERS, ipc_stream
+from tests.support.s3 import S3Endpoint
 
 from ._servers import REPO, ServerProcess
 
@@ -216,3 +217,43 @@ def test_start_up_collects_beside_serving_and_a_stopped_collection_removes_nothi
         assert "start-up collection of" in log and "finished in" in log, log
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("store", ["local", "s3"])
+def test_a_collection_keeps_what_was_created_while_it_ran(
+        store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        request: pytest.FixtureRequest) -> None:
+    """A collection runs beside serving (start-up's, or another replica's): a namespace
+    and a table created after it listed what is reachable are not garbage. (A namespace's
+    folder made meanwhile used to be removed, and its new table was then a 404.)"""
+    from nsframe.server._storage import gc
+    from nsframe.server._storage.catalog import Catalog
+
+    root: Path | str = tmp_path / "root"
+    options: dict[str, str] = {}
+    if store == "s3":  # whole-second timestamps: made after `started`, stamped before it
+        s3: S3Endpoint = request.getfixturevalue("s3")
+        root, options = s3.new_root("late"), s3.options()
+    with serve_in_thread(root, storage_options=options) as server, \
+            requests.Session() as http:
+        reachable = gc._reachable
+        catalog = Catalog(root, storage_options=options)
+
+        def then_create(some: Catalog) -> tuple[set[str], set[str]]:
+            found = reachable(some)
+            if some is not catalog:  # the server's own start-up collection
+                return found
+            assert http.post(f"{server.url}/v1/namespace/late/create", json={}).ok
+            made = http.post(f"{server.url}/v1/table/late$t/create",
+                             data=ipc_stream({"id": [1, 2]}), headers=ARROW_HEADERS)
+            assert made.status_code == 200, made.text
+            return found
+
+        monkeypatch.setattr(gc, "_reachable", then_create)
+        try:
+            garbage = gc.collect(catalog, dry_run=False)
+        finally:
+            catalog.close()
+        assert garbage.folders == [] and garbage.keys == [], garbage.lines()
+        counted = http.post(f"{server.url}/v1/table/late$t/count_rows", json={})
+        assert (counted.status_code, counted.text) == (200, "2")

@@ -122,7 +122,9 @@ def test_describe_vends_storage_options_only_when_asked(s3: S3Endpoint) -> None:
                                     data=ipc_stream({"id": [1, 2, 3]}),
                                     headers=ARROW_HEADERS)
             assert created.status_code == 200, created.text
-            described = requests.post(f"{server.url}/v1/table/n$t/describe", json={}).json()
+            answer = requests.post(f"{server.url}/v1/table/n$t/describe", json={})
+            assert answer.status_code == 200, answer.text
+            described = answer.json()
             assert described["location"].startswith(root + "/tables/")
             if not vend:
                 assert "storage_options" not in described

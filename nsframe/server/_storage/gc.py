@@ -30,12 +30,16 @@ from nsframe.server._storage.catalog import (
     entry_key,
 )
 from nsframe.server._storage.leases import Write
+from nsframe.server._storage.objects import Objects
 from nsframe.server._storage.registry import kept_keys
 
 log = logging.getLogger("nsframe.server")
 # Data that no record explains is collected only once it is this old: a writer outside
 # nsframe (pylance, Daft) may be writing it.
 DEFAULT_GRACE_SECONDS = 3600.0
+# How much later than its timestamp a stored object may have been written: stores give
+# whole seconds (moto's S3 listings did, for the files Lance wrote).
+CLOCK_GRAIN = 1.0
 
 
 @dataclass
@@ -86,12 +90,15 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
     garbage.keys.extend(catalog.leases.expired_records(now, started))
     garbage.keys.extend(turns.expired_markers(objects, now))
     live_uids, live_tables = _reachable(catalog)
+    # Files older than this cannot be a live write's. Nor can anything made after
+    # ``started`` be garbage: a server answers while this runs (start-up's collection,
+    # another replica's), and what it creates meanwhile is not in the listing above.
+    settled = min([w.started for w in live] + [started])
     # Namespace incarnations nothing reaches: a drop wrote its mark, then stopped.
     for uid in objects.children(CATALOG):
-        if uid not in live_uids:
+        checkpoint()
+        if uid not in live_uids and _before(_newest(objects, f"{CATALOG}{uid}/"), settled):
             garbage.folders.append(f"{CATALOG}{uid}/")
-    # Files older than this cannot be a live write's.
-    settled = min([w.started for w in live] + [started])
     busy = {w.location for w in live}
     kept = kept_keys(catalog)  # deregistered tables' data
     for name in objects.children(TABLES):
@@ -99,8 +106,7 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
         folder = f"{TABLES}{name}"
         if folder in live_tables or folder in busy or folder in kept:
             continue
-        newest = max((o.modified.timestamp() for o in objects.walk(folder + "/")), default=0.0)
-        if newest < settled:
+        if _before(_newest(objects, folder + "/"), settled):
             garbage.folders.append(folder + "/")
     for folder in live_tables:
         checkpoint()
@@ -113,7 +119,7 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
         # A local write stages each file as "<name>#<n>" before its rename; an object
         # store writes whole objects, so only a local root can hold these.
         for obj in objects.walk(""):
-            if "#" in obj.key.rsplit("/", 1)[-1] and obj.modified.timestamp() < settled:
+            if "#" in obj.key.rsplit("/", 1)[-1] and _before(obj.modified.timestamp(), settled):
                 garbage.keys.append(obj.key)  # a write's staging file, left by a crash
     garbage.bytes = _size(catalog, garbage)
     checkpoint()
@@ -121,6 +127,18 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
         _remove(catalog, garbage)
         _recover_dropping(catalog)
     return garbage
+
+
+def _before(stamp: float, limit: float) -> bool:
+    """Whether an object stamped ``stamp`` was surely written before ``limit``: a store
+    may give whole seconds (S3's Last-Modified), so the write may be up to
+    `CLOCK_GRAIN` later than its stamp."""
+    return stamp + CLOCK_GRAIN <= limit
+
+
+def _newest(objects: Objects, folder: str) -> float:
+    """The stamp of the newest object below ``folder``."""
+    return max((o.modified.timestamp() for o in objects.walk(folder)), default=0.0)
 
 
 def _reachable(catalog: Catalog) -> tuple[set[str], set[str]]:
@@ -136,9 +154,10 @@ def _unreferenced(catalog: Catalog, folder: str, crashed_since: float | None,
     files written after ``cutoff`` (a live write may commit them)."""
     data = f"{folder}/data/"
     candidates = [o for o in catalog.objects.walk(data)
-                  if o.modified.timestamp() < cutoff
-                  and ((crashed_since is not None and o.modified.timestamp() >= crashed_since)
-                       or o.modified.timestamp() < unexplained_before)]
+                  if _before(o.modified.timestamp(), cutoff)
+                  and ((crashed_since is not None
+                        and o.modified.timestamp() + CLOCK_GRAIN > crashed_since)
+                       or _before(o.modified.timestamp(), unexplained_before))]
     if not candidates:
         return []
     referenced = _referenced_files(catalog.objects.uri(folder), catalog)
