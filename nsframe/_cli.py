@@ -76,9 +76,11 @@ def _server_command(args: argparse.Namespace) -> int:
         if getattr(args, "print_config", False):
             print(_config_file.effective_settings(config, origins), end="")
             return 0
+        # Logging first: the start-up collection logs from this process, in a thread,
+        # perhaps before the workers start. In JSON, every line this process prints is
+        # JSON from here on, start-up's included.
+        logging.config.dictConfig(_logs.logging_config(config.log_level, config.log_format))
         if config.log_format == "json":
-            # From here on, every line this process prints is JSON, start-up's included.
-            logging.config.dictConfig(_logs.logging_config(config.log_level, "json"))
             _logs.capture_warnings("json")
             json_lines = True
         problem = _refuse_open_bind(config.host, config.credentials_configured)

@@ -63,6 +63,7 @@ class ServerProcess:
         self.port: int | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
+        self._start_offset = 0  # where this start's lines begin in the log
         self._log: IO[bytes] | None = None
 
     # ------------------------------------------------------------------ state
@@ -104,6 +105,7 @@ class ServerProcess:
             if failure is None:
                 self.port = port
                 self.starts += 1
+                self._start_offset = offset
                 return
             self.kill()
             if IN_USE in failure.lower() and attempt < 2:
@@ -189,6 +191,16 @@ class ServerProcess:
                 return fh.read().decode("utf-8", "replace")
         except OSError:
             return ""
+
+    def collected(self, timeout: float = 120.0) -> None:
+        """Wait until this start's start-up collection ended (it runs beside serving,
+        `nsframe.server._storage.startup`): it logs one line, however it ended."""
+        deadline = time.monotonic() + timeout
+        while "start-up collection of" not in self._log_since(self._start_offset):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.name}: no start-up collection ended within "
+                                     f"{timeout:.0f}s\n{self.log_tail()}")
+            time.sleep(0.1)
 
     def log_tail(self, lines: int = 40) -> str:
         text = self._log_since(0).splitlines()[-lines:]

@@ -127,7 +127,9 @@ def disk_problems(api: Api, root: Path, bound: int, before: Snapshot) -> list[st
 
 
 def settled(api: Api, root: Path, bound: int, before: Snapshot) -> list[str]:
-    """The disk problems left once start-up had ``SETTLE_SECONDS`` to clean up."""
+    """The disk problems left once start-up's collection ended (it runs beside serving)
+    and ``SETTLE_SECONDS`` more went by."""
+    api.server.collected()
     deadline = time.monotonic() + SETTLE_SECONDS
     while True:
         problems = disk_problems(api, root, bound, before)

@@ -37,8 +37,8 @@ log = logging.getLogger("nsframe.server")
 # Data that no record explains is collected only once it is this old: a writer outside
 # nsframe (pylance, Daft) may be writing it.
 DEFAULT_GRACE_SECONDS = 3600.0
-# How much later than its timestamp a stored object may have been written: stores give
-# whole seconds (moto's S3 listings did, for the files Lance wrote).
+# How much later than its timestamp an object in an object store may have been written:
+# stores give whole seconds (moto's S3 listings did, for the files Lance wrote).
 CLOCK_GRAIN = 1.0
 
 
@@ -94,10 +94,12 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
     # ``started`` be garbage: a server answers while this runs (start-up's collection,
     # another replica's), and what it creates meanwhile is not in the listing above.
     settled = min([w.started for w in live] + [started])
+    grain = _grain(objects)
     # Namespace incarnations nothing reaches: a drop wrote its mark, then stopped.
     for uid in objects.children(CATALOG):
         checkpoint()
-        if uid not in live_uids and _before(_newest(objects, f"{CATALOG}{uid}/"), settled):
+        if uid not in live_uids and _before(_newest(objects, f"{CATALOG}{uid}/"), settled,
+                                            grain):
             garbage.folders.append(f"{CATALOG}{uid}/")
     busy = {w.location for w in live}
     kept = kept_keys(catalog)  # deregistered tables' data
@@ -106,7 +108,7 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
         folder = f"{TABLES}{name}"
         if folder in live_tables or folder in busy or folder in kept:
             continue
-        if _before(_newest(objects, folder + "/"), settled):
+        if _before(_newest(objects, folder + "/"), settled, grain):
             garbage.folders.append(folder + "/")
     for folder in live_tables:
         checkpoint()
@@ -119,7 +121,7 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
         # A local write stages each file as "<name>#<n>" before its rename; an object
         # store writes whole objects, so only a local root can hold these.
         for obj in objects.walk(""):
-            if "#" in obj.key.rsplit("/", 1)[-1] and _before(obj.modified.timestamp(), settled):
+            if "#" in obj.key.rsplit("/", 1)[-1] and obj.modified.timestamp() < settled:
                 garbage.keys.append(obj.key)  # a write's staging file, left by a crash
     garbage.bytes = _size(catalog, garbage)
     checkpoint()
@@ -129,11 +131,15 @@ def collect(catalog: Catalog, *, dry_run: bool = True,
     return garbage
 
 
-def _before(stamp: float, limit: float) -> bool:
-    """Whether an object stamped ``stamp`` was surely written before ``limit``: a store
-    may give whole seconds (S3's Last-Modified), so the write may be up to
-    `CLOCK_GRAIN` later than its stamp."""
-    return stamp + CLOCK_GRAIN <= limit
+def _grain(objects: Objects) -> float:
+    """How much later than its stamp an object may have been written: an object store
+    may give whole seconds (S3's Last-Modified); a local file's stamp is exact."""
+    return 0.0 if objects.is_local else CLOCK_GRAIN
+
+
+def _before(stamp: float, limit: float, grain: float) -> bool:
+    """Whether an object stamped ``stamp`` was surely written before ``limit``."""
+    return stamp + grain <= limit if grain else stamp < limit
 
 
 def _newest(objects: Objects, folder: str) -> float:
@@ -153,11 +159,12 @@ def _unreferenced(catalog: Catalog, folder: str, crashed_since: float | None,
     crashed write (after ``crashed_since``) or older than ``unexplained_before``; never
     files written after ``cutoff`` (a live write may commit them)."""
     data = f"{folder}/data/"
+    grain = _grain(catalog.objects)
     candidates = [o for o in catalog.objects.walk(data)
-                  if _before(o.modified.timestamp(), cutoff)
+                  if _before(o.modified.timestamp(), cutoff, grain)
                   and ((crashed_since is not None
-                        and o.modified.timestamp() + CLOCK_GRAIN > crashed_since)
-                       or _before(o.modified.timestamp(), unexplained_before))]
+                        and o.modified.timestamp() + grain >= crashed_since)
+                       or _before(o.modified.timestamp(), unexplained_before, grain))]
     if not candidates:
         return []
     referenced = _referenced_files(catalog.objects.uri(folder), catalog)
