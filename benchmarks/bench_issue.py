@@ -246,7 +246,9 @@ class Bench:
                        for name in tables}
             cases: dict[str, Run] = {"direct": self._pandas(self._fresh(direct))}
             for name, tbl in tables.items():
-                cases[name] = self._pandas(self._bind(queries[name], tbl))
+                # The client's own to_pandas() (nsframe's dtypes; LanceDB's), as issue 26
+                # measures it.
+                cases[name] = self._bind(queries[name], tbl)
             cases["reference"] = self._pandas(self._upstream(upstream))
             # Every path answers the same rows count (a sanity check, not timed).
             counts = {n: len(self._same_query(n, queries.get(n, client_query), direct,
@@ -275,7 +277,7 @@ class Bench:
 
     def _bind(self, query: Callable[[Any, np.ndarray[Any, Any], str], Any],
               tbl: Any) -> Callable[[], Any]:
-        return lambda: query(tbl, *self._next()).to_arrow()
+        return lambda: query(tbl, *self._next()).to_pandas()
 
     def _fresh(self, query: Callable[[np.ndarray[Any, Any], str], Any]) -> Callable[[], Any]:
         return lambda: query(*self._next())
