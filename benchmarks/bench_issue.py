@@ -3,7 +3,8 @@ client (over HTTP and embedded), and pylance's reference server, on the same fil
 
 Every figure of one row is measured in the same run, interleaved (the order rotates each
 round), so that the drift of a shared 2-core machine hits every path alike; ratios are to
-in-process pylance (``direct``) and sit next to the issue's targets.
+in-process pylance (``direct``), or to LanceDB on a row that compares the two, and each
+target of issue 26's "Done when" is marked met or NOT met.
 
 Paths:
 
@@ -12,11 +13,14 @@ Paths:
   ``df.ns.insert``) against ``nsframe serve`` in a child process;
 - ``embedded``: the same client calls on ``nsframe.connect(root)``, the embedded default,
   serving the same root from this process;
+- ``lancedb``: LanceDB 0.40 embedded (``lancedb.connect`` on the table's folder) on the
+  same files, for issue 26's bounds of the embedded default (k=10 queries, count_rows);
 - ``reference``: pylance's reference REST server (``lance.namespace.RestAdapter``) in a
   child process, over the same files, through ``requests`` (it has no client of its own).
 
 Work (100,000 rows of id, six random words, 128-d float32 vector; IVF_PQ 64/16 and FTS):
 k=10 full-text, IVF_PQ, IVF_PQ with a prefilter and brute-force queries into pandas;
+count_rows;
 queries per second of 16 and 4 client threads (IVF_PQ); half the rows with their vectors
 into polars; ``df.ns.insert`` of a pandas frame (1,000,000 rows; ``--quick`` 100,000) with
 the client's memory growth; a GET of an unknown route with ``requests`` and
@@ -112,12 +116,16 @@ class Row:
     notes: dict[str, Any] = field(default_factory=dict)
     # The target bounds the figure itself (a share of memory), not a ratio to direct.
     absolute: bool = False
+    # The path the target's ratio is to: pylance in process, or LanceDB embedded.
+    versus: str = "direct"
+    # The paths a row of a second target shows (the others print "-"); all when empty.
+    only: tuple[str, ...] = ()
 
-    def ratio(self, path: str) -> float | None:
-        direct, value = self.figures.get("direct"), self.figures.get(path)
-        if direct is None or value is None or direct == 0:
+    def ratio(self, path: str, versus: str = "direct") -> float | None:
+        base, value = self.figures.get(versus), self.figures.get(path)
+        if base is None or value is None or base == 0:
             return None
-        return value / direct
+        return value / base
 
     def met(self) -> str:
         if self.target is None:
@@ -125,7 +133,7 @@ class Row:
         if self.absolute:
             value = self.figures.get(self.target_path)
             return "?" if value is None else "met" if value < self.target else "NOT met"
-        ratio = self.ratio(self.target_path)
+        ratio = self.ratio(self.target_path, self.versus)
         if ratio is None:
             return "?"
         good = ratio >= self.target if self.qps else ratio <= self.target
@@ -153,12 +161,13 @@ def interleaved(cases: dict[str, Run], rounds: int, warmup: int) -> dict[str, li
 class Bench:
     def __init__(self, opts: Options, server: ServerProcess, reference: ServerProcess,
                  conn: nsframe.Connection, embedded: nsframe.Connection | None,
-                 ds: lance.LanceDataset) -> None:
+                 ds: lance.LanceDataset, lancedb_table: Any = None) -> None:
         self.opts = opts
         self.server = server
         self.reference = reference
         self.conn = conn
         self.embedded = embedded
+        self.lancedb = lancedb_table  # LanceDB 0.40 embedded, on the same files
         self.ds = ds
         self.http = requests.Session()
         rng = np.random.default_rng(1)
@@ -185,20 +194,28 @@ class Bench:
     # ------------------------------------------------------------------ k=10 latency
     def latency(self) -> None:
         ds = self.ds
+        # work: (nsframe's client, pylance, the reference server's body, LanceDB,
+        # issue 26's bound over HTTP, and whether its embedded bounds apply).
         kinds: dict[str, tuple[Callable[[Any, np.ndarray[Any, Any], str], Any],
                                Callable[[np.ndarray[Any, Any], str], Any],
-                               Callable[[np.ndarray[Any, Any], str], dict[str, Any]]]] = {
+                               Callable[[np.ndarray[Any, Any], str], dict[str, Any]],
+                               Callable[[Any, np.ndarray[Any, Any], str], Any],
+                               float | None, bool]] = {
             "full-text k=10": (
                 lambda t, v, w: t.search(text=w, fts_columns=["text"]).limit(10),
                 lambda v, w: ds.to_table(full_text_query=MatchQuery(w, "text"), limit=10),
                 lambda v, w: {"full_text_query": {"string_query": {"query": w,
                                                                    "columns": ["text"]}},
                               "k": 10},
+                lambda t, v, w: t.search(w, query_type="fts", fts_columns="text").limit(10),
+                1.6, True,
             ),
             "IVF_PQ k=10": (
                 lambda t, v, w: t.search(v).limit(10),
                 lambda v, w: ds.to_table(nearest={"column": "vector", "q": v, "k": 10}),
                 lambda v, w: {"vector": {"single_vector": v.tolist()}, "k": 10},
+                lambda t, v, w: t.search(v).limit(10),
+                1.4, True,
             ),
             "IVF_PQ + prefilter k=10": (
                 lambda t, v, w: t.search(v).where(HALF, prefilter=True).limit(10),
@@ -206,6 +223,8 @@ class Bench:
                                          filter=HALF, prefilter=True),
                 lambda v, w: {"vector": {"single_vector": v.tolist()}, "k": 10,
                               "filter": HALF, "prefilter": True},
+                lambda t, v, w: t.search(v).where(HALF, prefilter=True).limit(10),
+                None, True,
             ),
             "brute-force k=10": (
                 lambda t, v, w: t.search(v).bypass_vector_index().limit(10),
@@ -213,25 +232,52 @@ class Bench:
                                                   "use_index": False}),
                 lambda v, w: {"vector": {"single_vector": v.tolist()}, "k": 10,
                               "bypass_vector_index": True},
+                lambda t, v, w: t.search(v).bypass_vector_index().limit(10),
+                None, False,
             ),
         }
         tables = {name: conn.table(TABLE_ID) for name, conn in self.clients.items()}
-        for work, (client_query, direct, upstream) in kinds.items():
+        if self.lancedb is not None:
+            tables["lancedb"] = self.lancedb
+        for work, (client_query, direct, upstream, lancedb_query, over_http,
+                   embedded_bounds) in kinds.items():
             v, w = self._next()
+            queries = {name: lancedb_query if name == "lancedb" else client_query
+                       for name in tables}
             cases: dict[str, Run] = {"direct": self._pandas(self._fresh(direct))}
             for name, tbl in tables.items():
-                cases[name] = self._pandas(self._bind(client_query, tbl))
+                # The client's own to_pandas() (nsframe's dtypes; LanceDB's), as issue 26
+                # measures it.
+                cases[name] = self._bind(queries[name], tbl)
             cases["reference"] = self._pandas(self._upstream(upstream))
             # Every path answers the same rows count (a sanity check, not timed).
-            counts = {n: len(self._same_query(n, client_query, direct, upstream, tables, v, w))
+            counts = {n: len(self._same_query(n, queries.get(n, client_query), direct,
+                                              upstream, tables, v, w))
                       for n in cases}
             times = interleaved(cases, self.opts.rounds, warmup=3)
-            self._add(work, "ms", times, 1e3, target=1.2, notes={"rows": counts})
+            self._add(work, "ms", times, 1e3, target=over_http, notes={"rows": counts},
+                      embedded_bounds=embedded_bounds)
             self._report_last()
+
+    def count_rows(self) -> None:
+        """count_rows: issue 26 bounds the embedded default by LanceDB's own."""
+        cases: dict[str, Run] = {"direct": self.ds.count_rows}
+        for name, conn in self.clients.items():
+            cases[name] = conn.table(TABLE_ID).count_rows
+        if self.lancedb is not None:
+            cases["lancedb"] = self.lancedb.count_rows
+        times = interleaved(cases, max(self.opts.rounds, 100), warmup=5)
+        figures = {path: median(values) * 1e3 for path, values in times.items()}
+        self.rows.append(Row("count_rows", "ms", figures))
+        if "embedded" in figures and "lancedb" in figures:
+            self.rows.append(Row("count_rows (embedded vs LanceDB)", "ms", figures, 1.0,
+                                 target_path="embedded", versus="lancedb",
+                                 only=("lancedb", "embedded")))
+        self._report_last()
 
     def _bind(self, query: Callable[[Any, np.ndarray[Any, Any], str], Any],
               tbl: Any) -> Callable[[], Any]:
-        return lambda: query(tbl, *self._next()).to_arrow()
+        return lambda: query(tbl, *self._next()).to_pandas()
 
     def _fresh(self, query: Callable[[np.ndarray[Any, Any], str], Any]) -> Callable[[], Any]:
         return lambda: query(*self._next())
@@ -253,15 +299,21 @@ class Bench:
         return client_query(tables[path], v, w).to_arrow()
 
     def _add(self, work: str, unit: str, times: dict[str, list[float]], scale: float, *,
-             target: float | None, notes: dict[str, Any] | None = None) -> None:
+             target: float | None, notes: dict[str, Any] | None = None,
+             embedded_bounds: bool = False) -> None:
         figures = {path: median(values) * scale for path, values in times.items()}
         self.rows.append(Row(work, unit, figures, target, notes=notes or {}))
-        if target is not None and "embedded" in figures and work.endswith("k=10"):
-            self.rows.append(Row(f"{work} (embedded)", unit, figures, 1.1,
-                                 target_path="embedded"))
+        if embedded_bounds and "embedded" in figures:
+            # Issue 26: <= 1.2x pylance, and at least 1.4x faster than LanceDB embedded.
+            self.rows.append(Row(f"{work} (embedded)", unit, figures, 1.2,
+                                 target_path="embedded", only=("direct", "embedded")))
+            if "lancedb" in figures:
+                self.rows.append(Row(f"{work} (embedded vs LanceDB)", unit, figures,
+                                     round(1 / 1.4, 3), target_path="embedded",
+                                     versus="lancedb", only=("lancedb", "embedded")))
 
     def _report_last(self) -> None:
-        row = self.rows[-1] if not self.rows[-1].work.endswith("(embedded)") else self.rows[-2]
+        row = next(r for r in reversed(self.rows) if not r.only)
         shown = ", ".join(f"{p} {v:.2f}" + (f" ({row.ratio(p):.2f}x)" if p != "direct" else "")
                           for p, v in row.figures.items())
         print(f"  {row.work}: {shown} {row.unit}", file=sys.stderr)
@@ -345,7 +397,7 @@ class Bench:
         cases["reference"] = lambda: pl.from_arrow(self._reference_query({"filter": HALF}))
         times = interleaved(cases, self.opts.read_runs, warmup=2)
         self._add("bulk read, 50% of rows with vectors, into polars", "s", times, 1.0,
-                  target=1.15)
+                  target=1.25)
         self._report_last()
 
     # ------------------------------------------------------------------ insert
@@ -516,7 +568,9 @@ def client_growth(url: str, rows: int) -> int:
 
 
 # ---------------------------------------------------------------------- output
-PATHS = ("direct", "nsframe", "embedded", "reference")
+PATHS = ("direct", "lancedb", "embedded", "nsframe", "reference")
+HEADERS = {"direct": "pylance", "lancedb": "LanceDB embedded", "embedded": "nsframe embedded",
+           "nsframe": "nsframe HTTP", "reference": "reference server"}
 
 
 def render(rows: list[Row]) -> None:
@@ -527,10 +581,10 @@ def render(rows: list[Row]) -> None:
         cells: list[object] = [row.work]
         for path in paths:
             value = row.figures.get(path)
-            ratio = row.ratio(path)
-            if value is None or (row.work.endswith("(embedded)") and path != "embedded"):
+            ratio = row.ratio(path, row.versus)
+            if value is None or (row.only and path not in row.only):
                 cells.append("-")
-            elif path == "direct" or ratio is None:
+            elif path == row.versus or ratio is None:
                 cells.append(f"{value:,.3f} {row.unit}" if value < 100
                              else f"{value:,.0f} {row.unit}")
             else:
@@ -542,10 +596,23 @@ def render(rows: list[Row]) -> None:
         elif row.absolute:
             cells.append(f"< {row.target:g} {row.unit}")
         else:
-            cells.append(f"{sign} {row.target}x")
+            of = "" if row.versus == "direct" else f" of {HEADERS[row.versus]}"
+            cells.append(f"{HEADERS.get(row.target_path, row.target_path)} "
+                         f"{sign} {row.target}x{of}")
         cells.append(row.met())
         table.append(cells)
-    print_table(["work", *paths, "target", "met"], table)
+    print_table(["work", *(HEADERS.get(p, p) for p in paths), "target", "met"], table)
+
+
+def open_lancedb(uri: str) -> Any:
+    """The table's own files as a LanceDB embedded table (None without lancedb)."""
+    try:
+        import lancedb
+    except ImportError:
+        print("lancedb is not installed: no LanceDB column", file=sys.stderr)
+        return None
+    location = Path(uri.removeprefix("file://"))
+    return lancedb.connect(location.parent).open_table(location.name.removesuffix(".lance"))
 
 
 def parse(argv: Sequence[str] | None) -> Options:
@@ -563,7 +630,7 @@ def parse(argv: Sequence[str] | None) -> Options:
     parser.add_argument("--qps-workers", default="1,2",
                         help="worker counts compared under load; the table shows the best "
                         "(default 1,2)")
-    parser.add_argument("--only", default="latency,qps,read,insert,route",
+    parser.add_argument("--only", default="latency,count,qps,read,insert,route",
                         help="sections to run (comma-separated)")
     parser.add_argument("--no-embedded", action="store_true",
                         help="leave out the embedded default")
@@ -603,7 +670,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         reference = stack.enter_context(reference_in_subprocess({TABLE: Path(uri)}))
         embedded = (stack.enter_context(nsframe.connect(server.root)) if opts.client_ab
                     else None)
-        bench = Bench(opts, server, reference, conn, embedded, ds)
+        bench = Bench(opts, server, reference, conn, embedded, ds, open_lancedb(uri))
         if "requests" in opts.ab:
             from bench_transports import RequestsTransport
 
@@ -618,7 +685,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"loaded {opts.rows:,} rows in {time.perf_counter() - started:.0f} s",
               file=sys.stderr)
         sections: dict[str, Callable[[], None]] = {
-            "latency": bench.latency, "qps": bench.throughput, "read": bench.bulk_read,
+            "latency": bench.latency, "count": bench.count_rows, "qps": bench.throughput,
+            "read": bench.bulk_read,
             "insert": lambda: bench.insert(workdir), "route": bench.unknown_route,
         }
         for name, section in sections.items():

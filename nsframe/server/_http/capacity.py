@@ -105,6 +105,18 @@ class Lane:
         self._admission: anyio.Semaphore | None = None
         self._threads: anyio.CapacityLimiter | None = None
 
+    def _freeing(self, admission: anyio.Semaphore) -> Callable[[], None]:
+        """The call that frees a slot taken at once (and counts it in use meanwhile)."""
+        if self.gauges is None:
+            return admission.release
+        in_use = self.gauges.in_use
+        in_use.inc()
+
+        def free() -> None:
+            in_use.dec()
+            admission.release()
+        return free
+
     @property
     def threads(self) -> anyio.CapacityLimiter:
         """The lane's thread pool: never waited on, since admission holds a slot first."""
@@ -119,6 +131,11 @@ class Lane:
         if self._admission is None:
             self._admission = anyio.Semaphore(self.slots)
         admission = self._admission
+        if self.shares is None and admission.value > 0:
+            # A slot is free (and so nobody waits): taken at once, with no cancel scope
+            # and no trip round the event loop, as `acquire` would have taken it.
+            admission.acquire_nowait()
+            return _once(self._freeing(admission))
         releases: list[Callable[[], None]] = []
 
         def release() -> None:

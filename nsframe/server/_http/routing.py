@@ -50,6 +50,10 @@ class ApiRoute(Route):
         # Whether the model's members come from a JSON body, or the query string alone.
         self.json_body: bool = options.get("json_body", True)
         self.segments = template.count("/")
+        # What every path this route matches starts and ends with: a cheap test that
+        # turns most routes away before their regular expression runs.
+        self.starts = template.split("{", 1)[0]
+        self.ends = template.rsplit("}", 1)[1] if "}" in template else ""
         path = template.replace("{id}", "{id:anything}")
         options.setdefault("absent", absent_check(template) if namespaced else None)
         super().__init__(path, endpoint(handler, self.model, write=access == "write",
@@ -61,6 +65,10 @@ class ApiRoute(Route):
         return self.access == "write"
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and not scope.get("root_path"):
+            path: str = scope["path"]
+            if not (path.startswith(self.starts) and path.endswith(self.ends)):
+                return Match.NONE, {}
         match, child = super().matches(scope)
         if match is not Match.NONE and raw_segments(scope) != self.segments:
             return Match.NONE, {}

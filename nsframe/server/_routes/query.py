@@ -69,7 +69,7 @@ def _answer(call: Call[QueryRequest], ds: LanceDataset, columns: Columns,
             vector: VectorQuery | None, text: TextQueryBody | None) -> Response:
     request = call.args
     context = f"Query on table {call.label!r} failed"
-    with lance_errors(context, ds.schema.names):
+    with lance_errors(context, lambda: ds.schema.names):
         if vector is not None and text is not None:
             return _hybrid(ds, request, vector, text, columns)
         if vector is not None:

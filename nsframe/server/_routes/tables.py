@@ -191,7 +191,8 @@ def count_rows(call: Call[CountRowsRequest]) -> Response:
     predicate = args.condition
     ds = call.catalog.dataset(call.catalog.require_table(call.id), branch=args.branch,
                               version=args.version)
-    with lance_errors(f"The predicate {shown(predicate)} is not valid", ds.schema.names):
+    with lance_errors(f"The predicate {shown(predicate)} is not valid",
+                      lambda: ds.schema.names):
         n = _count_matching(ds, whole_condition(predicate), call.work) if predicate \
             else ds.count_rows()
     return Response(json.dumps(n), media_type=routes.JSON)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import errno
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from nsframe._protocol.hints import missing_column
@@ -237,17 +237,20 @@ def _unknown_column(text: str, columns: Sequence[str] | None) -> str | None:
 
 
 @contextmanager
-def lance_errors(context: str = "", columns: Sequence[str] | None = None) -> Iterator[None]:
+def lance_errors(context: str = "",
+                 columns: Sequence[str] | Callable[[], Sequence[str]] | None = None
+                 ) -> Iterator[None]:
     """Translate Lance/pyarrow errors raised inside the block into contract errors.
 
-    ``columns`` (the table's) makes an unknown column's detail list them.
+    ``columns`` (the table's, or the call that lists them: only an error needs them)
+    makes an unknown column's detail list them.
     """
     try:
         yield
     except APIError:
         raise
     except Exception as exc:
-        error = translate(exc, columns)
+        error = translate(exc, columns() if callable(columns) else columns)
         # The context names what the caller got wrong, so it only prefixes input errors.
         if context and isinstance(error, InvalidInputError):
             error.detail = f"{context}: {error.detail}"

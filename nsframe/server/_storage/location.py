@@ -16,6 +16,7 @@ of which is, or lies inside, the other (docs/storage.md, Ownership).
 
 from __future__ import annotations
 
+import functools
 import os
 import urllib.parse
 from collections.abc import Mapping
@@ -185,7 +186,7 @@ class StorageRoot:
     def key_uri(self, key: str) -> str:
         """The URI (or path) of ``key`` below the root, as Lance opens it."""
         if self.is_local:
-            return str(Path(self.base, key))
+            return _local_path(self.base, key)
         where = f"{self.base}/{key}"
         return where + (f"?{DDB_TABLE}={self.ddb_table}" if self.ddb_table else "")
 
@@ -283,3 +284,10 @@ def overlapping_roots(roots: Mapping[str, str | os.PathLike[str]]) -> str | None
 
 def _label(name: str) -> str:
     return "the default database" if name == "" else f"database {name!r}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _local_path(base: str, key: str) -> str:
+    """``key`` below the local root ``base``: the same few keys are asked for on every
+    request, and building the `Path` costs more than the lookup it serves."""
+    return str(Path(base, key))
