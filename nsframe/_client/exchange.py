@@ -20,6 +20,20 @@ if TYPE_CHECKING:
 
 # A request body: bytes, or an iterator of byte chunks (a streamed Arrow upload).
 Body = bytes | Iterator[bytes] | None
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def framed(method: str, headers: Mapping[str, str], body: Body) -> dict[str, str]:
+    """``headers`` plus the framing an HTTP request carries for ``body``: its length, or
+    chunked for an iterator, or a length of 0 for a method that has a body."""
+    sent = dict(headers)
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        sent["Content-Length"] = str(memoryview(body).nbytes)
+    elif body is not None:
+        sent["Transfer-Encoding"] = "chunked"
+    elif method in _BODY_METHODS:
+        sent["Content-Length"] = "0"
+    return sent
 
 
 @dataclass(frozen=True)

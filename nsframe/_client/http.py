@@ -43,11 +43,11 @@ from nsframe._client.exchange import (
     Response,
     SendError,
     Timeout,
+    framed,
 )
 
 # Connections kept per origin: a client shared by 16-64 threads reuses them all.
 POOL_SIZE = 64
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 class HTTPTransport:
@@ -135,13 +135,7 @@ class HTTPTransport:
 
     def send(self, method: str, url: str, *, headers: Mapping[str, str], body: Body = None,
              timeout: Timeout = NO_LIMITS, stream: bool = False) -> Response:
-        sent = dict(headers)
-        if isinstance(body, (bytes, bytearray, memoryview)):
-            sent["Content-Length"] = str(memoryview(body).nbytes)
-        elif body is not None:
-            sent["Transfer-Encoding"] = "chunked"
-        elif method in _BODY_METHODS:
-            sent["Content-Length"] = "0"
+        sent = framed(method, headers, body)
         if self._cookies and "Cookie" not in sent:
             sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self._cookies.items())
         sender, target, whole_pool = self._route(url)

@@ -39,6 +39,7 @@ from nsframe._client.exchange import (
     Request,
     Response,
     Timeout,
+    framed,
 )
 
 # The scope key that tells the server's endpoint the request came in process.
@@ -49,7 +50,6 @@ ACCEPTS_ARROW = "nsframe.accepts_arrow"
 ARROW_MEMBER = "nsframe.arrow"
 # Body bytes the app may produce ahead of the reader before it waits.
 AHEAD_BYTES = 8 << 20
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 log = logging.getLogger("nsframe.client")
 
@@ -110,13 +110,7 @@ class EmbeddedTransport:
         path = parts.path or "/"
         # The headers an HTTP request would carry, Host and framing included (a server
         # may pick the database from the host).
-        sent = {"Host": parts.netloc, **headers}
-        if isinstance(body, (bytes, bytearray, memoryview)):
-            sent["Content-Length"] = str(memoryview(body).nbytes)
-        elif body is not None:
-            sent["Transfer-Encoding"] = "chunked"
-        elif method in _BODY_METHODS:
-            sent["Content-Length"] = "0"
+        sent = framed(method, {"Host": parts.netloc, **headers}, body)
         scope: dict[str, Any] = {
             "type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"},
             "http_version": "1.1", "method": method, "scheme": "http",

@@ -10,7 +10,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -97,18 +97,6 @@ class Scripted:
         self.server.server_close()
 
 
-@pytest.fixture
-def scripted() -> Iterator[Callable[..., Scripted]]:
-    started: list[Scripted] = []
-
-    def start(script: Script, drop_first: int = 0) -> Scripted:
-        server = Scripted(script, drop_first)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.close()
 
 
 def ok_json(body: Any) -> tuple[int, dict[str, str], bytes]:

@@ -14,7 +14,7 @@ from nsframe import Client
 from nsframe._client.http import POOL_SIZE
 from nsframe.transport import HTTPTransport
 
-from .test_http import Scripted, ok_json, scripted  # noqa: F401 - the fixture
+from .test_http import Scripted, ok_json
 
 IGNORED = {"x-request-id"}
 
@@ -33,7 +33,7 @@ def _chunks() -> Iterator[bytes]:
 
 
 def test_sends_the_headers_and_framing_of_each_body(
-        scripted: Callable[..., Scripted]) -> None:  # noqa: F811
+        scripted: Callable[..., Scripted]) -> None:
     server = scripted([ok_json({"ok": 1})])
     client = Client(server.url, api_key="key", context={"user": "u"})
     count = _sent(server, client, lambda c: c.call_json(
@@ -56,7 +56,7 @@ def test_sends_the_headers_and_framing_of_each_body(
 
 
 def test_a_proxy_from_the_environment_is_used(monkeypatch: pytest.MonkeyPatch,
-                                              scripted: Callable[..., Scripted]  # noqa: F811
+                                              scripted: Callable[..., Scripted]
                                               ) -> None:
     server = scripted([ok_json({})])
     monkeypatch.setenv("HTTP_PROXY", server.url)  # the scripted server plays the proxy
@@ -66,7 +66,7 @@ def test_a_proxy_from_the_environment_is_used(monkeypatch: pytest.MonkeyPatch,
     assert server.requests[0]["path"] == "http://service.invalid:1/v1/x"
 
 
-def test_cookies_are_kept_and_sent(scripted: Callable[..., Scripted]) -> None:  # noqa: F811
+def test_cookies_are_kept_and_sent(scripted: Callable[..., Scripted]) -> None:
     server = scripted([(200, {"Set-Cookie": "route=a1; Path=/"}, b"{}"), ok_json({})])
     client = Client(server.url)
     client.call_json("GET", "/v1/x", idempotent=True)
@@ -75,7 +75,7 @@ def test_cookies_are_kept_and_sent(scripted: Callable[..., Scripted]) -> None:  
 
 
 def test_many_threads_share_one_pool_without_dropping_connections(
-        scripted: Callable[..., Scripted], caplog: pytest.LogCaptureFixture) -> None:  # noqa: F811
+        scripted: Callable[..., Scripted], caplog: pytest.LogCaptureFixture) -> None:
     server = scripted([ok_json({})])
     client = Client(server.url)
     errors: list[BaseException] = []

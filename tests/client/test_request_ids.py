@@ -4,28 +4,17 @@ retry of it, and every error raised from an answer names the id the server logge
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
 import nsframe
 from nsframe.exceptions import ServiceUnavailableError, TableNotFoundError
-from tests.client.test_http import Script, Scripted, error, ok_json
+from tests.client.test_http import Scripted, error, ok_json
 
 RID = "x-request-id"
 
 
-@pytest.fixture
-def scripted() -> Iterator[Callable[..., Scripted]]:
-    started: list[Scripted] = []
-
-    def start(script: Script, drop_first: int = 0) -> Scripted:
-        started.append(Scripted(script, drop_first))
-        return started[-1]
-
-    yield start
-    for server in started:
-        server.close()
 
 
 def sent_ids(server: Scripted) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pyarrow as pa
 import pytest
@@ -23,20 +23,7 @@ from nsframe.exceptions import (
     ServiceUnavailableError,
     TransportError,
 )
-from tests.client.test_http import Script, Scripted, error, ok_json
-
-
-@pytest.fixture
-def scripted() -> Iterator[Callable[..., Scripted]]:
-    started: list[Scripted] = []
-
-    def start(script: Script, drop_first: int = 0) -> Scripted:
-        started.append(Scripted(script, drop_first))
-        return started[-1]
-
-    yield start
-    for server in started:
-        server.close()
+from tests.client.test_http import Scripted, error, ok_json
 
 
 @pytest.fixture
