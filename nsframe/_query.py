@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -35,18 +36,45 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 
-def _vector_json(vector: Any) -> tuple[str, list[Any]]:
-    """(``single_vector`` | ``multi_vector``, plain lists) from a list or numpy array."""
+def _vector_json(vector: Any) -> tuple[str, tuple[Any, ...]]:
+    """(``single_vector`` | ``multi_vector``, the numbers as tuples) from a list or a
+    numpy array; NaN and infinity are refused here (JSON has no way to send them)."""
+    kind = getattr(getattr(vector, "dtype", None), "kind", None)
+    if kind == "f" and getattr(vector, "ndim", 0) in (1, 2):
+        # A float array: tolist() gives Python floats already (a query's hot path).
+        values = vector.tolist()
+        if vector.ndim == 1:
+            _check_finite(values)
+            return "single_vector", tuple(values)
+        for i, row in enumerate(values):
+            _check_finite(row, i)
+        return "multi_vector", tuple(tuple(row) for row in values)
     values = vector.tolist() if hasattr(vector, "tolist") else vector
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise TypeError(f"A query vector must be a list or array of numbers, got {vector!r}.")
     values = list(values)
-    if values and all(hasattr(v, "__len__") for v in values):
-        return "multi_vector", [[float(x) for x in v] for v in values]
+    multi = bool(values) and all(hasattr(v, "__len__") for v in values)
     try:
-        return "single_vector", [float(x) for x in values]
+        rows = tuple(tuple(float(x) for x in v) for v in values) if multi \
+            else (tuple(float(x) for x in values),)
     except (TypeError, ValueError) as exc:
         raise TypeError("A query vector must hold numbers only.") from exc
+    for i, row in enumerate(rows):
+        _check_finite(row, i if multi else None)
+    return ("multi_vector", rows) if multi else ("single_vector", rows[0])
+
+
+def _check_finite(values: Sequence[float], row: int | None = None) -> None:
+    total = sum(values)
+    if total - total == 0.0:  # NaN and infinity would make it NaN: all finite
+        return
+    for position, value in enumerate(values):
+        if not math.isfinite(value):
+            where = f"vector {row} of the query" if row is not None else "the query vector"
+            raise ValueError(
+                f"{where[0].upper()}{where[1:]} holds {value!r} at position {position}: a "
+                "search needs finite numbers (drop or fill the missing values first)."
+            )
 
 
 def _non_negative(name: str, value: int) -> int:
@@ -356,7 +384,8 @@ class Query:
         body: dict[str, Any] = {}
         if self.vector is not None:
             kind, values = self.vector
-            body["vector"] = {kind: [list(v) if isinstance(v, tuple) else v for v in values]}
+            body["vector"] = {kind: list(values) if kind == "single_vector"
+                              else [list(v) for v in values]}
             body["k"] = k if k is not None else DEFAULT_SEARCH_K
         elif self.text is not None:
             # Upstream servers require the `vector` member even without one: sent empty.
@@ -607,8 +636,7 @@ def new_query(client: Client, ident: str, ref: Ref, vector: Any, text: str | Non
         vector, text = None, vector if text is None else text
     encoded = None
     if vector is not None:
-        kind, values = _vector_json(vector)
-        encoded = (kind, tuple(tuple(v) if isinstance(v, list) else v for v in values))
+        encoded = _vector_json(vector)
     if text is not None and not isinstance(text, str):
         raise TypeError("text must be a string.")
     text_columns: tuple[str, ...] | None = tuple(fts_columns) if fts_columns else None

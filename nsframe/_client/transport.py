@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import email.utils
-import json as jsonlib
 import netrc
 import os
 import time
@@ -32,7 +31,7 @@ from nsframe._client.exchange import Response, SendError
 from nsframe._client.exchange import Transport as TransportProtocol
 from nsframe._client.hints import client_message
 from nsframe._client.http import HTTPTransport
-from nsframe._client.wire import decode_json
+from nsframe._client.wire import decode_json, encode_json
 from nsframe._protocol import routes
 from nsframe._protocol.ids import DEFAULT_DELIMITER
 from nsframe._version import __version__
@@ -177,7 +176,7 @@ class Transport:
         headers = {**self.headers, routes.REQUEST_ID_HEADER: uuid.uuid4().hex}
         body: bytes | Iterator[bytes] | None = data
         if json is not None:
-            body = jsonlib.dumps(json).encode("utf-8")
+            body = encode_json(json)
             content_type = routes.JSON
         if content_type:
             headers["Content-Type"] = content_type

@@ -3,6 +3,7 @@ the walk over a paged listing."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -10,6 +11,21 @@ import pyarrow as pa
 
 from nsframe._client.exchange import Response, SendError
 from nsframe.exceptions import ResponseDecodeError, TransportError
+
+try:  # installed with the server (nsframe[server]), so always in the embedded default
+    from msgspec.json import encode as _fast_encode
+except ImportError:  # pragma: no cover - a client-only install
+    _fast_encode = None  # type: ignore[assignment]
+
+
+def encode_json(value: Any) -> bytes:
+    """A request's JSON body. msgspec writes a query's vector ten times faster than the
+    standard library (7 µs against 76 µs for 128 floats, benchmarks/README.md); both write
+    the same JSON for the plain values a body holds (the query builder refuses NaN)."""
+    if _fast_encode is not None:
+        return _fast_encode(value)
+    return json.dumps(value, separators=(",", ":")).encode("utf-8")
+
 
 # Told the rows and Arrow bytes of each record batch of a query answer as it is decoded.
 BatchCallback = Callable[[int, int], object]

@@ -115,6 +115,30 @@ def test_select_rejects_a_plain_string(offline: nsframe.Table) -> None:
         offline.search().select("id")
 
 
+
+@pytest.mark.parametrize("vector", [
+    pytest.param(np.array([0.5, np.nan, 1.0], dtype=np.float32), id="numpy-nan"),
+    pytest.param([0.5, 1.0, float("inf")], id="list-inf"),
+    pytest.param(np.array([[0.0, 1.0, 2.0], [1.0, -np.inf, 0.0]]), id="numpy-multi"),
+    pytest.param([[0.0, 1.0, 2.0], [float("nan"), 1.0, 0.0]], id="list-multi"),
+])
+def test_a_query_vector_must_be_finite(offline: nsframe.Table, vector: Any) -> None:
+    # JSON cannot carry NaN or infinity: the builder names the position instead of
+    # sending a body each JSON encoder would write differently.
+    with pytest.raises(ValueError, match=r"(The query vector|Vector 1 of the query) holds \S+ at "
+                                         r"position [012]: a search needs finite"):
+        offline.search(vector)
+
+
+def test_vector_bodies_from_arrays_and_lists_agree(offline: nsframe.Table) -> None:
+    as_array = offline.search(np.array([0.25, 1.0, -3.5], dtype=np.float32)).request_body()
+    as_list = offline.search([0.25, 1, -3.5]).request_body()
+    assert as_array["vector"] == as_list["vector"] == {"single_vector": [0.25, 1.0, -3.5]}
+    assert all(type(x) is float for x in as_list["vector"]["single_vector"])
+    # Large finite numbers whose sum overflows are still finite.
+    big = offline.search([1e308, 1e308]).request_body()
+    assert big["vector"] == {"single_vector": [1e308, 1e308]}
+
 def test_vector_search_returns_nearest(tbl: nsframe.Table) -> None:
     rows = tbl.search([10, 0, 0, 0]).limit(3).select(["id"]).to_list()
     assert [r["id"] for r in rows] == [10, 9, 11] or [r["id"] for r in rows] == [10, 11, 9]
@@ -313,3 +337,19 @@ def test_query_progress_bar(many: nsframe.Table, capsys: pytest.CaptureFixture[s
     assert "rows" not in capsys.readouterr().err
     with pytest.raises(TypeError, match="progress must be"):
         many.search().to_arrow(progress="yes")  # type: ignore[arg-type]
+
+
+def test_request_bodies_encode_as_the_standard_library_would(offline: nsframe.Table) -> None:
+    import json
+
+    from nsframe._client.wire import encode_json
+
+    bodies = [
+        offline.search(np.linspace(-1, 1, 16, dtype=np.float32)).where("id > 1")
+        .select({"n": "name", "y": "meta.year"}).limit(3).offset(2).request_body(),
+        offline.search([[1, 0], [0.5, 1e-30]], column="emb").nprobes(4).request_body(),
+        offline.search(text="naïve \"quoted\" \u2603", fts_columns=["text"]).request_body(),
+        {"properties": {"k": "v"}, "mode": None, "flag": True, "ids": (1, 2**53 + 1)},
+    ]
+    for body in bodies:
+        assert json.loads(encode_json(body)) == json.loads(json.dumps(body))

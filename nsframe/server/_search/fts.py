@@ -11,6 +11,7 @@ searches the columns that have an FTS index, or every text column when none has.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from typing import Annotated, Any
@@ -160,10 +161,15 @@ def fts_indexed_columns(ds: LanceDataset) -> set[str]:
 class TextQueryBuilder:
     """Builds the `FullTextQuery` for one dataset, checking columns against its schema."""
 
-    def __init__(self, ds: LanceDataset) -> None:
+    def __init__(self, ds: LanceDataset, schema: pa.Schema | None = None) -> None:
         self._ds = ds
-        self._schema: pa.Schema = ds.schema
-        self._indexed = fts_indexed_columns(ds)
+        self._schema: pa.Schema = schema if schema is not None else ds.schema
+
+    @functools.cached_property
+    def _indexed(self) -> set[str]:
+        # Read only for a search that names no column: listing the indexes costs more
+        # than the rest of a small search's Python.
+        return fts_indexed_columns(self._ds)
 
     def build(self, query: TextQueryBody) -> FullTextQuery:
         if query.structured_query is not None:

@@ -84,8 +84,8 @@ class Entries:
             (LATEST_CACHE.hit if hit else LATEST_CACHE.miss).inc()
         if hit:
             return entry
-        gens = [g for o in self.objects.walk(folder)
-                if (g := parse_gen(o.key[len(folder):])) is not None]
+        gens = [g for name in self.objects.file_names(folder)
+                if (g := parse_gen(name)) is not None]
         entry = self._read(folder, max(gens)) if gens else None
         if not self.freshness.strong:
             self._latest.put(folder, entry)

@@ -37,6 +37,17 @@ def read(root: str, key: str) -> bytes | None:
         return None
 
 
+def file_names(root: str, folder: str) -> list[str]:
+    """The names of the files directly in ``folder`` (which ends with a slash): one
+    ``scandir``, with no ``stat`` of each file (a catalog lookup needs only the names)."""
+    try:
+        with os.scandir(os.path.join(root, folder)) as entries:
+            return [e.name for e in entries if not e.is_dir(follow_symlinks=False)
+                    and ("#" not in e.name or not _STAGING.search(e.name))]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def walk(root: str, prefix: str) -> Iterator[tuple[str, int, datetime]]:
     """(key, size, modification time) of every file below the folder ``prefix`` (which
     ends with a slash), in no particular order; nothing for a folder that does not exist."""

@@ -154,6 +154,14 @@ class Objects:
             for meta in page:
                 yield StoredObject(meta["path"], meta["size"], meta["last_modified"])
 
+    def file_names(self, prefix: str) -> list[str]:
+        """The names of the objects directly below the folder ``prefix`` (one listing)."""
+        if self.is_local and prefix.endswith("/") and localfast.safe_key(prefix[:-1]):
+            self.counts["list"].inc()
+            return localfast.file_names(self.root, prefix)
+        start = len(prefix)
+        return [name for obj in self.walk(prefix) if "/" not in (name := obj.key[start:])]
+
     def children(self, prefix: str) -> list[str]:
         """The names of the folders directly below ``prefix``."""
         self.counts["list"].inc()
