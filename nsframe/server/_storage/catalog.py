@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 from lance.dataset import LanceDataset
 
 from nsframe._protocol.defaults import normalize_branch
@@ -537,6 +538,10 @@ class Catalog:
         """A dataset object of this request's own: the table at the latest version of
         ``branch``, or at ``version`` of it."""
         return self.datasets.get(ref.uri, ref.label(), normalize_branch(branch), version)
+
+    def schema(self, ref: TableRef, branch: str | None, ds: LanceDataset) -> pa.Schema:
+        """The schema of ``ds``, which `dataset` gave for ``ref`` on ``branch``."""
+        return self.datasets.schema(ref.uri, normalize_branch(branch), ds)
 
     def walker(self, ref: TableRef, branch: str | None) -> LanceDataset:
         """The latest version of ``branch``, for reading many versions once each: its

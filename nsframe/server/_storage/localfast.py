@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 
 # obstore stages a local upload as `<name>#<n>` before moving it into place; its listing
@@ -35,6 +36,48 @@ def read(root: str, key: str) -> bytes | None:
             return f.read()
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+# How long after a folder's last change its modification time may be trusted to change
+# again with the next one: above the timestamp grain of any local file system (ext4 and
+# tmpfs stamp with the kernel's coarse clock, a few ms; some network file systems 1 s).
+STAMP_GRAIN_NS = 3_000_000_000
+
+
+class FolderNames:
+    """`file_names` of catalog folders, listed again only when a folder has changed.
+
+    A file created or deleted in a folder changes the folder's modification time, so a
+    ``stat`` (about 1 µs) says whether a listing still holds. A stamp is trusted only once
+    it is `STAMP_GRAIN_NS` older than the listing it was taken with: a change within the
+    file system's timestamp grain of the one before could leave it as it was. Every
+    request still sees every change made before it started, as a fresh listing would.
+    """
+
+    def __init__(self, root: str, on_list: Callable[[], object], size: int = 4096) -> None:
+        self.root = root
+        self._on_list = on_list  # told of each listing (the store's request counter)
+        self._size = size
+        # folder -> (its modification time, the names it held then)
+        self._known: dict[str, tuple[int, list[str]]] = {}
+
+    def __call__(self, folder: str) -> list[str]:
+        now = time.time_ns()  # before the stat: a change after it is not missed
+        try:
+            stamp = os.stat(os.path.join(self.root, folder)).st_mtime_ns
+        except (FileNotFoundError, NotADirectoryError):
+            self._known.pop(folder, None)
+            return []
+        known = self._known.get(folder)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        self._on_list()
+        names = file_names(self.root, folder)
+        if stamp < now - STAMP_GRAIN_NS:
+            if len(self._known) >= self._size:
+                self._known.clear()  # a bound, not a policy: relisting is always right
+            self._known[folder] = (stamp, names)
+        return names
 
 
 def file_names(root: str, folder: str) -> list[str]:

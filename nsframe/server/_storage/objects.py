@@ -63,6 +63,7 @@ class Objects:
         if self.is_local:
             Path(self.root).mkdir(parents=True, exist_ok=True)
             self.store = LocalStore(self.root)
+            self._folder_names = localfast.FolderNames(self.root, self.counts["list"].inc)
         else:
             config, client = self.location.obstore_options()
             self.store = from_url(self.location.store_url(), config=config,  # type: ignore[call-overload]
@@ -157,8 +158,7 @@ class Objects:
     def file_names(self, prefix: str) -> list[str]:
         """The names of the objects directly below the folder ``prefix`` (one listing)."""
         if self.is_local and prefix.endswith("/") and localfast.safe_key(prefix[:-1]):
-            self.counts["list"].inc()
-            return localfast.file_names(self.root, prefix)
+            return list(self._folder_names(prefix))  # a stat, and a listing if it changed
         start = len(prefix)
         return [name for obj in self.walk(prefix) if "/" not in (name := obj.key[start:])]
 
