@@ -21,6 +21,7 @@ from nsframe.server._http.errors import error_response, handle_api_error, handle
 from nsframe.server._http.guard import ErrorGuard
 from nsframe.server._http.metrics import RequestMetrics, metrics_route
 from nsframe.server._http.request_ids import RequestIds
+from nsframe.server._http.routing import IndexedRouter
 from nsframe.server._http.transactions import TransactionLog
 from nsframe.server._lifecycle import Lifecycle, LifecycleApp
 from nsframe.server._routes import ROUTES
@@ -126,6 +127,7 @@ def _build(config: ServerConfig, *, collect: bool) -> LifecycleApp:
             Exception: handle_unexpected,
         },
     )
+    app.router = IndexedRouter(app.router.routes)  # before the first request builds the stack
     app.state.config = config
     # A store's or Lance's message could quote a credential: never in a log line.
     redact.install("nsframe", "nsframe.server", "uvicorn.error")

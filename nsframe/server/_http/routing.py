@@ -8,11 +8,11 @@ fills the model before the handler runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from starlette.routing import Match, Route
-from starlette.types import Scope
+from starlette.routing import BaseRoute, Match, Route, Router
+from starlette.types import Receive, Scope, Send
 
 from nsframe._protocol import routes
 from nsframe.server._http.capacity import Weight
@@ -91,3 +91,41 @@ def raw_segments(scope: Scope) -> int:
     if raw is None:
         return str(scope["path"]).count("/")
     return raw.split(b"?", 1)[0].count(b"/")
+
+
+class IndexedRouter(Router):
+    """Starlette's router, with the routes that may match a path found by its last
+    segment (``query`` of `/v1/table/{id}/query`) instead of trying each in turn.
+
+    Every route whose template ends in a fixed segment is filed under it; any other
+    route is tried for every path. The candidates keep the route table's order, so the
+    first full match is the one Starlette's own loop finds; a request that no candidate
+    fully matches (a wrong method, a missing route) goes to that loop, which answers it
+    as it always has. Measured in a query's cold cache: 17 route checks took ~50 µs.
+    """
+
+    def __init__(self, routes: Sequence[BaseRoute]) -> None:
+        super().__init__(list(routes))
+        # Each route's fixed last segment, by position (routes define __eq__, not hash).
+        fixed: list[str | None] = []
+        for route in self.routes:
+            last = getattr(route, "template", "/{").rsplit("/", 1)[-1]
+            fixed.append(None if "{" in last else last)
+        self._any = [r for r, f in zip(self.routes, fixed, strict=True) if f is None]
+        self._by_segment = {
+            segment: [r for r, f in zip(self.routes, fixed, strict=True) if f in (None, segment)]
+            for segment in {f for f in fixed if f is not None}
+        }
+
+    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            segment = str(scope["path"]).rsplit("/", 1)[-1]
+            for route in self._by_segment.get(segment, self._any):
+                match, child = route.matches(scope)
+                if match is Match.FULL:
+                    scope.setdefault("router", self)
+                    scope["route"] = route
+                    scope.update(child)
+                    await route.handle(scope, receive, send)
+                    return
+        await super().app(scope, receive, send)
