@@ -454,17 +454,25 @@ class Catalog:
 
     def list_tables(self, ns_parts: list[str], *, include_declared: bool = True) -> list[str]:
         ns = self.require_namespace(ns_parts)
-        live = LIVE_TABLE if include_declared else ("created",)
-        below = self.entries.latest_below(f"{CATALOG}{ns.uid}/t/")
+        return self._tables_of(ns.uid, LIVE_TABLE if include_declared else ("created",))
+
+    def _tables_of(self, uid: str, live: tuple[str, ...]) -> list[str]:
+        below = self.entries.latest_below(f"{CATALOG}{uid}/t/")
         # The old name of a rename is listed no more once the new name is filed.
         return sorted(name for name, entry in below.items()
                       if entry.state in live and not self.superseded(entry))
 
     def walk_tables(self, ns_parts: list[str]) -> list[list[str]]:
-        """Every table below ``ns_parts``, as full identifiers."""
-        found = [[*ns_parts, t] for t in self.list_tables(ns_parts)]
-        for child in self.list_namespaces(ns_parts):
-            found.extend(self.walk_tables([*ns_parts, child]))
+        """Every table below ``ns_parts``, as full identifiers: two listings for each
+        namespace (its tables, its children), each found once from its parent."""
+        found: list[list[str]] = []
+        pending = [(ns_parts, self.require_namespace(ns_parts).uid)]
+        while pending:
+            parts, uid = pending.pop()
+            found.extend([*parts, t] for t in self._tables_of(uid, LIVE_TABLE))
+            below = self.entries.latest_below(f"{CATALOG}{uid}/ns/")
+            pending.extend(([*parts, name], entry.uid) for name, entry in sorted(below.items())
+                           if entry.state in LIVE_NAMESPACE)
         return found
 
     def declare_table(self, parts: list[str], properties: dict[str, str] | None) -> TableRef:
