@@ -23,7 +23,7 @@ import requests
 
 from nsframe.server import serve_in_thread
 from nsframe.server._limits import Limits
-from tests.storage._servers import ServerProcess
+from tests.storage._servers import ServerProcess, cluster
 from tests.support import ARROW_HEADERS, assert_error, ipc_stream
 
 ROWS = 100
@@ -237,13 +237,9 @@ def _send_sql(url: str, route: str, sql: str) -> requests.Response:
 def default_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """``nsframe serve`` with the default limits."""
     base = tmp_path_factory.mktemp("expression-default")
-    server = ServerProcess(str(base / "root"), base, "default")
-    server.start()
-    try:
+    with cluster(str(base / "root"), 1, base) as (server,):
         new_table(server.url, "ns$t")
         yield server
-    finally:
-        server.kill()
 
 
 # Chains of 3,000 terms, past the size that crashed the server. Before, the count, the

@@ -21,7 +21,7 @@ import requests
 from nsframe._protocol.sql import measure
 from nsframe.server import RunningServer, serve_in_thread
 from nsframe.server._routes import tables as table_routes
-from tests.storage._servers import ServerProcess
+from tests.storage._servers import ServerProcess, cluster
 from tests.support import ARROW_HEADERS, assert_error, ipc_stream, read_ipc_file
 from tests.support.hostile import (
     open_request,
@@ -195,13 +195,9 @@ def served(tmp_path: Path) -> Iterator[ServerProcess]:
     """A real `nsframe serve`: the attackers' 50 threads are other clients, not threads
     of the server's own process contending for its interpreter lock (in one process
     the describe measured the lock's hand-offs: 2.48 s once in four full runs)."""
-    server = ServerProcess(str(tmp_path / "root"), tmp_path, "starved")
-    server.start()
-    try:
+    with cluster(str(tmp_path / "root"), 1, tmp_path) as (server,):
         make_table(server.url, "ns$t")
         yield server
-    finally:
-        server.stop()
 
 
 def test_describe_list_and_query_answer_while_uploads_stall_and_predicates_explode(
