@@ -17,6 +17,7 @@ import requests
 import nsframe
 from nsframe.exceptions import InvalidInputError, TableNotFoundError
 from nsframe.transport import EmbeddedTransport
+from tests.support import text_vector_rows
 
 
 @pytest.fixture
@@ -26,17 +27,10 @@ def embedded(tmp_path: Path) -> Iterator[nsframe.Connection]:
         yield conn
 
 
-def _rows(n: int, start: int = 0) -> pa.Table:
-    vectors = np.random.default_rng(start).random((n, 16), dtype=np.float32)
-    return pa.table({"id": np.arange(start, start + n),
-                     "text": [f"row {i}" for i in range(start, start + n)],
-                     "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 16)})
-
-
 def test_connect_to_a_folder_answers_in_process(embedded: nsframe.Connection) -> None:
     assert isinstance(embedded.client.transport, EmbeddedTransport)
-    tbl = embedded.create_table("db$t", _rows(100))
-    tbl.insert(_rows(50, start=100))
+    tbl = embedded.create_table("db$t", text_vector_rows(100, dim=16))
+    tbl.insert(text_vector_rows(50, start=100, dim=16))
     assert tbl.count_rows() == 150
     found = tbl.search(np.zeros(16, dtype=np.float32)).limit(5).to_arrow()
     assert found.num_rows == 5 and "_distance" in found.column_names
@@ -48,7 +42,8 @@ def test_connect_to_a_folder_answers_in_process(embedded: nsframe.Connection) ->
 
 
 def test_a_large_answer_streams_and_matches_http(embedded: nsframe.Connection) -> None:
-    tbl = embedded.create_table("db$big", _rows(60_000))  # ~8 MB: a streamed answer
+    # ~8 MB: a streamed answer
+    tbl = embedded.create_table("db$big", text_vector_rows(60_000, dim=16))
     token = embedded.client.headers["Authorization"].split()[1]
     with nsframe.connect(embedded.url, token=token) as remote:
         over_http = remote.table("db$big").to_arrow(page_rows=25_000)
@@ -64,26 +59,26 @@ def test_a_large_answer_streams_and_matches_http(embedded: nsframe.Connection) -
 def test_errors_are_the_servers(embedded: nsframe.Connection) -> None:
     with pytest.raises(TableNotFoundError):
         embedded.table("db$missing").count_rows()
-    tbl = embedded.create_table("db$t", _rows(10))
+    tbl = embedded.create_table("db$t", text_vector_rows(10, dim=16))
     with pytest.raises(InvalidInputError):
         tbl.search().where("no_such_column > 1").to_arrow()
 
 
 def test_bad_data_on_the_client_side_writes_nothing(embedded: nsframe.Connection) -> None:
-    tbl = embedded.create_table("db$t", _rows(10))
+    tbl = embedded.create_table("db$t", text_vector_rows(10, dim=16))
 
     def batches() -> Iterator[pa.RecordBatch]:
-        yield _rows(5, start=10).to_batches()[0]
+        yield text_vector_rows(5, start=10, dim=16).to_batches()[0]
         raise RuntimeError("the source failed")
 
-    reader = pa.RecordBatchReader.from_batches(_rows(1).schema, batches())
+    reader = pa.RecordBatchReader.from_batches(text_vector_rows(1, dim=16).schema, batches())
     with pytest.raises(RuntimeError, match="the source failed"):
         tbl.insert(reader)
     assert tbl.count_rows() == 10
 
 
 def test_threads_each_drive_their_own_calls(embedded: nsframe.Connection) -> None:
-    tbl = embedded.create_table("db$t", _rows(1000))
+    tbl = embedded.create_table("db$t", text_vector_rows(1000, dim=16))
     errors: list[BaseException] = []
     counts: list[int] = []
 
@@ -132,10 +127,10 @@ def test_calls_from_inside_a_running_event_loop(embedded: nsframe.Connection) ->
     # A Jupyter kernel runs each cell inside its own running event loop.
     import asyncio
 
-    tbl = embedded.create_table("db$t", _rows(10))
+    tbl = embedded.create_table("db$t", text_vector_rows(10, dim=16))
 
     async def cell() -> int:
-        tbl.insert(_rows(5, start=10))
+        tbl.insert(text_vector_rows(5, start=10, dim=16))
         return tbl.count_rows() + tbl.search(np.zeros(16, dtype=np.float32)).limit(3) \
             .to_arrow().num_rows
 
@@ -146,7 +141,7 @@ def test_ctrl_c_in_a_handler_reaches_the_caller(embedded: nsframe.Connection,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     from nsframe.server._storage.catalog import Catalog
 
-    tbl = embedded.create_table("db$t", _rows(10))
+    tbl = embedded.create_table("db$t", text_vector_rows(10, dim=16))
     resolve = Catalog.require_table
 
     def interrupted(*args: object, **kwargs: object) -> object:

@@ -22,6 +22,7 @@ from nsframe.exceptions import (
     TableNotFoundError,
 )
 from nsframe.transport import EmbeddedTransport, HTTPTransport, Transport
+from tests.support import text_vector_rows
 
 from .test_retry_config import Script, answer, client_for  # noqa: F401 - the fixture
 
@@ -40,16 +41,9 @@ def conn(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[nsframe.Con
         yield conn
 
 
-def _rows(n: int, start: int = 0) -> pa.Table:
-    vectors = np.random.default_rng(start).random((n, 8), dtype=np.float32)
-    return pa.table({"id": np.arange(start, start + n),
-                     "text": [f"row {i}" for i in range(start, start + n)],
-                     "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 8)})
-
-
 def _streamed(n: int, start: int, batches: int) -> pa.RecordBatchReader:
     """A reader whose batches are made as they are sent: a chunked upload."""
-    whole = _rows(n * batches, start)
+    whole = text_vector_rows(n * batches, start)
     return pa.RecordBatchReader.from_batches(
         whole.schema, iter(whole.to_batches(max_chunksize=n)))
 
@@ -59,8 +53,8 @@ def workflow(conn: nsframe.Connection) -> dict[str, Any]:
     step answered."""
     seen: dict[str, Any] = {}
     conn.create_namespace("db")
-    tbl = conn.create_table("db$t", _rows(100))
-    seen["insert"] = tbl.insert(_rows(50, start=100)).num_rows
+    tbl = conn.create_table("db$t", text_vector_rows(100))
+    seen["insert"] = tbl.insert(text_vector_rows(50, start=100)).num_rows
     seen["streamed"] = tbl.insert(_streamed(1000, 150, batches=5)).num_rows
     seen["count"] = tbl.count_rows()
     seen["filtered"] = tbl.count_rows("id >= 140")
@@ -70,7 +64,7 @@ def workflow(conn: nsframe.Connection) -> dict[str, Any]:
     for step, call in {
         "404": lambda: conn.table("db$missing").count_rows(),
         "400": lambda: tbl.search().where("no_such_column > 1").to_arrow(),
-        "409": lambda: conn.create_table("db$t", _rows(1)),
+        "409": lambda: conn.create_table("db$t", text_vector_rows(1)),
     }.items():
         with pytest.raises(APIError) as info:
             call()
@@ -135,7 +129,7 @@ def test_a_transport_of_ones_own(tmp_path: Path) -> None:
         counting = Counting(embedded.client.transport)
         token = embedded.client.headers["Authorization"].split()[1]
         with nsframe.connect(embedded.url, token=token, transport=counting) as conn:
-            conn.create_table("t", _rows(3))
+            conn.create_table("t", text_vector_rows(3))
             assert conn.table("t").count_rows() == 3
         assert counting.calls[-1] == "POST count_rows"
     with pytest.raises(TypeError, match="transport= takes"):
@@ -148,7 +142,7 @@ def _query(conn: nsframe.Connection, ident: str, body: dict[str, Any]) -> Any:
 
 
 def test_in_process_a_small_result_comes_as_arrow_data(tmp_path: Path) -> None:
-    data = _rows(100_000)  # ~6 MB: more than one plain body (4 MB) in all
+    data = text_vector_rows(100_000)  # ~6 MB: more than one plain body (4 MB) in all
     with nsframe.connect(tmp_path) as embedded:
         token = embedded.client.headers["Authorization"].split()[1]
         tbl = embedded.create_table("t", data)

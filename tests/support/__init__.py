@@ -12,6 +12,7 @@ import io
 import urllib.parse
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import requests
 
@@ -58,3 +59,12 @@ def table_location(http: requests.Session, base_url: str, ident: str) -> str:
     assert resp.status_code == 200, resp.text
     return str(resp.json()["location"])
 
+
+
+def text_vector_rows(n: int, start: int = 0, dim: int = 8) -> pa.Table:
+    """``n`` rows of id (from ``start``), text and a ``dim``-wide float32 vector; the
+    vectors are drawn from a generator seeded with ``start``, so a call repeats."""
+    vectors = np.random.default_rng(start).random((n, dim), dtype=np.float32)
+    return pa.table({"id": np.arange(start, start + n),
+                     "text": [f"row {i}" for i in range(start, start + n)],
+                     "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), dim)})
