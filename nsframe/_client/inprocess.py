@@ -172,7 +172,10 @@ class _Exchange:
         self._pieces: deque[memoryview] = deque()
         self._buffered = 0
         self._complete = False  # the last body message arrived (or the app ended)
-        self._arrived = asyncio.Event()
+        # A message arrived since the caller last looked, and the future the caller's
+        # loop runs until one does (a plain future: no task per wait).
+        self._news = False
+        self._waiter: asyncio.Future[None] | None = None
         self._space = asyncio.Event()
         self._finished = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -218,7 +221,7 @@ class _Exchange:
                 self._buffered += view.nbytes
             if not message.get("more_body", False):
                 self._complete = True
-        self._arrived.set()
+        self._wake()
         while self._buffered > AHEAD_BYTES and not self.closed:
             self._space.clear()
             await self._space.wait()
@@ -241,16 +244,26 @@ class _Exchange:
                 self._pieces.append(memoryview(b"Internal Server Error"))
         finally:
             self._complete = True
-            self._arrived.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        self._news = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     # ---------------------------------------------------------------- the caller's side
     def _pump(self) -> None:
         """Run the loop until the app sends something (or ends)."""
-        async def next_message() -> None:
-            await self._arrived.wait()
-            self._arrived.clear()
-
-        _run_until_complete(self._loop, next_message())
+        if self._news:  # it did while the loop last ran: look at that first
+            self._news = False
+            return
+        self._waiter = self._loop.create_future()
+        try:
+            _run_until_complete(self._loop, self._waiter)
+        finally:
+            self._waiter = None
+        self._news = False
 
     def start(self) -> None:
         """Run the app until the status line is known."""

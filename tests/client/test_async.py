@@ -19,16 +19,17 @@ from nsframe.exceptions import (
     TableNotFoundError,
 )
 from nsframe.transport import HTTPTransport
+from tests.support import text_vector_rows
 
-from .test_transports import TRANSPORTS, _rows, _streamed, workflow
+from .test_transports import TRANSPORTS, _streamed, workflow
 
 
 async def async_workflow(conn: nsframe.AsyncConnection) -> dict[str, Any]:
     """`test_transports.workflow`, awaited step by step."""
     seen: dict[str, Any] = {}
     await conn.create_namespace("db")
-    tbl = await conn.create_table("db$t", _rows(100))
-    seen["insert"] = (await tbl.insert(_rows(50, start=100))).num_rows
+    tbl = await conn.create_table("db$t", text_vector_rows(100))
+    seen["insert"] = (await tbl.insert(text_vector_rows(50, start=100))).num_rows
     seen["streamed"] = (await tbl.insert(_streamed(1000, 150, batches=5))).num_rows
     seen["count"] = await tbl.count_rows()
     seen["filtered"] = await tbl.count_rows("id >= 140")
@@ -42,7 +43,7 @@ async def async_workflow(conn: nsframe.AsyncConnection) -> dict[str, Any]:
     for step, call in {
         "404": missing,
         "400": lambda: tbl.search().where("no_such_column > 1").to_arrow(),
-        "409": lambda: conn.create_table("db$t", _rows(1)),
+        "409": lambda: conn.create_table("db$t", text_vector_rows(1)),
     }.items():
         with pytest.raises(APIError) as info:
             await call()
