@@ -13,7 +13,12 @@ so that the drift of a shared machine hits all alike:
 Medians in ms and ratios to ``direct``. The table is built once into ``--root`` (default
 a folder under the system's temp dir) and reused by later runs.
 
-Run: ``.venv/bin/python benchmarks/bench_embedded.py [--rounds N]``.
+``--layers`` shows instead where the embedded IVF_PQ query spends its time outside Lance:
+the same query with each layer of the server's ASGI stack bypassed in turn, with all of
+the middleware bypassed, and with the route's endpoint called alone (validation,
+catalog, freshness and handler, nothing around them): a floor, not a way to run.
+
+Run: ``.venv/bin/python benchmarks/bench_embedded.py [--rounds N] [--layers]``.
 """
 
 from __future__ import annotations
@@ -67,6 +72,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--root", type=Path, default=None)
+    parser.add_argument("--layers", action="store_true",
+                        help="where the embedded query's time goes, layer by layer")
     args = parser.parse_args()
     root = args.root or Path(tempfile.gettempdir()) / f"nsframe-bench-embedded-{args.rows}"
     build(root, args.rows)
@@ -81,6 +88,9 @@ def main() -> None:
     with nsframe.connect(root) as embedded:
         tbl = embedded.table("docs")
         ds = lance.dataset(embedded.client.describe_table("docs")["location"])
+        if args.layers:
+            layers(embedded, ds, nxt, args.rounds)
+            return
         app = embedded.client.transport._app  # type: ignore[attr-defined]
         token = embedded.client.headers["Authorization"].split()[1]
         ipc = nsframe.connect(embedded.url, token=token,
@@ -122,6 +132,64 @@ def main() -> None:
     path = write_results("embedded", {"rows": args.rows, "rounds": args.rounds,
                                       "work": results, "count_rows_ms": counts})
     print(f"\nresults: {path}")
+
+
+def layers(conn: nsframe.Connection, ds: Any, nxt: Callable[[], tuple[Any, str]],
+           rounds: int) -> None:
+    """IVF_PQ k=10 into pandas with parts of the ASGI stack bypassed (see the docstring)."""
+    from starlette.requests import Request
+
+    from nsframe.server._routes import ROUTES
+
+    transport = conn.client.transport
+    full = transport._app  # type: ignore[attr-defined]
+    chain = [full]
+    while type(chain[-1]).__name__ != "Starlette":
+        chain.append(chain[-1].app)
+    starlette = chain[-1]
+    route = next(r for r in ROUTES if r.operation == "query_table")
+
+    async def endpoint_alone(scope: Any, receive: Any, send: Any) -> None:
+        scope["path_params"] = {"id": "docs"}
+        scope["app"] = starlette
+        response = await route.endpoint(Request(scope, receive, send))
+        await response(scope, receive, send)
+
+    tbl = conn.table("docs")
+
+    def through(app: Any, skip: int | None = None) -> Run:
+        def run() -> Any:
+            transport._app = app  # type: ignore[attr-defined]
+            parent = chain[skip - 1] if skip is not None else None
+            if parent is not None:
+                parent.app = chain[skip + 1]  # type: ignore[operator]
+            try:
+                return tbl.search(nxt()[0]).limit(10).to_pandas()
+            finally:
+                if parent is not None:
+                    parent.app = chain[skip]  # type: ignore[index]
+                transport._app = full  # type: ignore[attr-defined]
+        return run
+
+    cases: dict[str, Run] = {
+        "pylance": lambda: ds.to_table(nearest={"column": "vector", "q": nxt()[0],
+                                                "k": 10}).to_pandas(),
+        "embedded": through(full),
+        **{f"without {type(chain[i]).__name__}": through(full, i)
+           for i in range(1, len(chain) - 1)},
+        "without our middleware": through(starlette),
+        "endpoint alone": through(endpoint_alone),
+    }
+    times = interleaved(cases, rounds)
+    direct = median(times["pylance"])
+    whole = median(times["embedded"])
+    rows = [[name, round(median(v) * 1e3, 3), round(median(v) / direct, 3),
+             round((whole - median(v)) * 1e6)] for name, v in times.items()]
+    print(f"\nIVF_PQ k=10 to_pandas(), median of {rounds} interleaved rounds")
+    print_table(["path", "ms", "x pylance", "saves (us)"], rows)
+    write_results("embedded-layers", {"rounds": rounds,
+                                      "median_ms": {n: median(v) * 1e3
+                                                    for n, v in times.items()}})
 
 
 def _time(run: Run) -> float:
