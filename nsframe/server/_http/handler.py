@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import urllib.parse
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -89,8 +89,16 @@ def request_context(request: Request, sent: dict[str, Any] | None) -> dict[str, 
     context: dict[str, str] = {}
     if sent:
         context.update({str(k): str(v) for k, v in sent.items()})
+    context.update(header_context(request.headers))
+    return context
+
+
+def header_context(headers: Mapping[str, str]) -> dict[str, str]:
+    """Context entries from headers alone (also for requests refused before their
+    handler: the access log): `x-lance-ctx-*`, then `x-service-ctx-*`, which wins."""
+    context: dict[str, str] = {}
     for prefix in (LEGACY_CONTEXT_HEADER_PREFIX, CONTEXT_HEADER_PREFIX):
-        for name, value in request.headers.items():
+        for name, value in headers.items():
             if name.startswith(prefix) and len(name) > len(prefix):
                 context[name[len(prefix):]] = value
     return context

@@ -19,11 +19,11 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nsframe._protocol.routes import CONTEXT_HEADER_PREFIX, LEGACY_CONTEXT_HEADER_PREFIX
+from nsframe.server._http.handler import header_context
 from nsframe.server._http.request_ids import request_id_of
 from nsframe.server._logs import printable
 
-__all__ = ["AccessLog", "header_context", "printable", "safe_context"]
+__all__ = ["AccessLog", "printable", "safe_context"]
 
 log = logging.getLogger("nsframe.server.access")
 
@@ -32,16 +32,6 @@ _SECRET_KEY = re.compile(r"auth|token|secret|passw|api.?key|credential|cookie|se
 
 def safe_context(context: dict[str, str]) -> dict[str, str]:
     return {k: "<redacted>" if _SECRET_KEY.search(k) else v for k, v in context.items()}
-
-
-def header_context(headers: Headers) -> dict[str, str]:
-    """Context entries from headers alone (for requests refused before their handler)."""
-    context: dict[str, str] = {}
-    for prefix in (LEGACY_CONTEXT_HEADER_PREFIX, CONTEXT_HEADER_PREFIX):
-        for name, value in headers.items():
-            if name.startswith(prefix) and len(name) > len(prefix):
-                context[name[len(prefix):]] = value
-    return context
 
 
 class AccessLog:
