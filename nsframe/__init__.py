@@ -40,6 +40,7 @@ from nsframe._models import (
     WriteResult,
 )
 from nsframe._namespace import Namespace
+from nsframe._public import show_public as _show_public
 from nsframe._query import Query
 from nsframe._refs import Branches, Tags
 from nsframe._table import Table
@@ -116,12 +117,8 @@ __all__ = [
     "transport",
 ]
 
-# Tracebacks and reprs show the public path (nsframe.Table), as httpx does.
-for _name in __all__:
-    _obj = globals()[_name]
-    if isinstance(_obj, type) and _obj.__module__.startswith("nsframe._"):
-        _obj.__module__ = "nsframe"
-del _name, _obj
+# Tracebacks and reprs show the public path, as httpx does.
+_show_public(globals(), "nsframe")
 
 # df.ns on pandas and polars frames: now for a library already imported, else on import.
 from nsframe.accessors import register as _register_accessors  # noqa: E402

@@ -32,6 +32,7 @@ from nsframe._client.exchange import (
 )
 from nsframe._client.http import HTTPTransport
 from nsframe._client.inprocess import EmbeddedTransport
+from nsframe._public import show_public as _show_public
 
 __all__ = [
     "NO_LIMITS",
@@ -52,9 +53,5 @@ __all__ = [
     "Transport",
 ]
 
-# Reprs and tracebacks show the public path, as nsframe's own top-level names do.
-for _name in __all__:
-    _obj = globals()[_name]
-    if isinstance(_obj, type) and _obj.__module__.startswith("nsframe._"):
-        _obj.__module__ = __name__
-del _name, _obj
+# Tracebacks and reprs show the public path, as httpx does.
+_show_public(globals(), __name__)
