@@ -71,7 +71,7 @@ def _answer(call: Call[QueryRequest], ds: LanceDataset, schema: pa.Schema, colum
     context = f"Query on table {call.label!r} failed"
     with lance_errors(context, lambda: schema.names):
         if vector is not None and text is not None:
-            return _hybrid(ds, request, vector, text, columns)
+            return _hybrid(ds, schema, request, vector, text, columns)
         if vector is not None:
             field = vector_column(schema, vector.column)
             if vector.multi is not None and vector_kind(field.field.type) == "vector":
@@ -92,12 +92,12 @@ def _dataset(call: Call[Any], request: QueryRequest) -> tuple[LanceDataset, pa.S
 
 
 def _scanner(ds: LanceDataset, request: QueryRequest, columns: Columns,
-             schema: pa.Schema | None = None) -> LanceScanner:
+             schema: pa.Schema) -> LanceScanner:
     """The scanner of a query that is one Lance scan: one query vector, a text search,
     or a filter. (Hybrid queries and batches of vectors run several.)"""
     vector, text = request.vector_query(), request.full_text_query
     if vector is not None:
-        field = vector_column(schema or ds.schema, vector.column)
+        field = vector_column(schema, vector.column)
         options = nearest_options(vector, field, request.search_k + request.skip)
         options["q"] = _as_arrow_vector(options["q"])
         return ds.scanner(
@@ -213,10 +213,10 @@ def _batch_search(ds: LanceDataset, request: QueryRequest, vector: VectorQuery,
 
 
 # ---------------------------------------------------------------- hybrid search
-def _hybrid(ds: LanceDataset, request: QueryRequest, vector: VectorQuery,
+def _hybrid(ds: LanceDataset, schema: pa.Schema, request: QueryRequest, vector: VectorQuery,
             text: TextQueryBody, columns: Columns) -> Response:
     """Vector + text, fused by reciprocal rank fusion (docs/query.md)."""
-    field = vector_column(ds.schema, vector.column)
+    field = vector_column(schema, vector.column)
     if vector.multi is not None and vector_kind(field.field.type) == "vector":
         raise InvalidInputError(
             "A hybrid query takes one query vector: send single_vector with full_text_query, "
@@ -231,7 +231,7 @@ def _hybrid(ds: LanceDataset, request: QueryRequest, vector: VectorQuery,
         **{**common, "columns": _with_score(columns, "_distance")},
     )
     by_text = ds.to_table(
-        full_text_query=TextQueryBuilder(ds).build(text),
+        full_text_query=TextQueryBuilder(ds, schema).build(text),
         limit=depth,
         **{**common, "columns": _with_score(columns, "_score")},
     )

@@ -161,9 +161,9 @@ def fts_indexed_columns(ds: LanceDataset) -> set[str]:
 class TextQueryBuilder:
     """Builds the `FullTextQuery` for one dataset, checking columns against its schema."""
 
-    def __init__(self, ds: LanceDataset, schema: pa.Schema | None = None) -> None:
+    def __init__(self, ds: LanceDataset, schema: pa.Schema) -> None:
         self._ds = ds
-        self._schema: pa.Schema = schema if schema is not None else ds.schema
+        self._schema = schema  # ds's (the caller has it: `Catalog.schema`)
 
     @functools.cached_property
     def _indexed(self) -> set[str]:
