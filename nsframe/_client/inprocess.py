@@ -41,13 +41,8 @@ from nsframe._client.exchange import (
     Timeout,
     framed,
 )
+from nsframe._protocol.in_process import ACCEPTS_ARROW, ARROW_MEMBER, IN_PROCESS
 
-# The scope key that tells the server's endpoint the request came in process.
-IN_PROCESS = "nsframe.in_process"
-# The scope key that says a query result may come as Arrow data, and the member of the
-# response's start message that then carries it (nsframe/server/_http/in_process.py).
-ACCEPTS_ARROW = "nsframe.accepts_arrow"
-ARROW_MEMBER = "nsframe.arrow"
 # Body bytes the app may produce ahead of the reader before it waits.
 AHEAD_BYTES = 8 << 20
 

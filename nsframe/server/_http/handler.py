@@ -31,7 +31,7 @@ from nsframe.server._http.expressions import check_expressions
 from nsframe.server._http.ids import check_body_id, get_delimiter, parse_id
 from nsframe.server._http.media import Body, check_media_type
 from nsframe.server._http.names import GATE, Gate, touched
-from nsframe.server._http.request import IN_PROCESS, limits_of, read_body
+from nsframe.server._http.request import in_process, limits_of, read_body
 from nsframe.server._http.validation import Envelope, decode
 from nsframe.server._limits import Limits
 from nsframe.server._storage.catalog import Catalog
@@ -212,8 +212,8 @@ def endpoint(handler: Handler, model: type[Envelope], *, write: bool = True,
             raise
         # The lanes share one server among remote clients; the embedded client's own
         # threads, in process, are not queued behind them (their loops are their own).
-        in_process = bool(request.scope.get(IN_PROCESS, False))
-        lane = None if in_process else capacity_of(request).lane(weight)
+        local = in_process(request)
+        lane = None if local else capacity_of(request).lane(weight)
         call = Call(
             request=request,
             catalog=catalog_for(request),
@@ -224,7 +224,7 @@ def endpoint(handler: Handler, model: type[Envelope], *, write: bool = True,
             work=Work(limits.query_timeout, lane),
         )
         request.scope["nsframe.context"] = call.context
-        if not in_thread or (in_process and json_body):
+        if not in_thread or (local and json_body):
             # A JSON request from the embedded client (nsframe._client.inprocess) runs on
             # the caller's own thread and event loop, which nothing else waits on.
             return _as_response(handler(call))

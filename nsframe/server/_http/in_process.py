@@ -14,12 +14,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from nsframe._protocol.in_process import ACCEPTS_ARROW, ARROW_MEMBER
 from nsframe._protocol.routes import ARROW_FILE
-
-# Scope key: the caller takes a result as Arrow data (set by the embedded transport).
-ACCEPTS_ARROW = "nsframe.accepts_arrow"
-# The member of the response's start message that carries the result table.
-ARROW_MEMBER = "nsframe.arrow"
 
 
 def accepts_arrow(request: Request) -> bool:

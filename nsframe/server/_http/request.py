@@ -12,13 +12,12 @@ from typing import Any, cast
 import anyio
 from starlette.requests import Request
 
+from nsframe._protocol.in_process import IN_PROCESS
 from nsframe._protocol.sql import closes_unopened
 from nsframe.exceptions import APIError, InvalidInputError, PayloadTooLargeError
 from nsframe.server._limits import Limits
 
 DEFAULT_JSON_LIMIT = 16 * 1024 * 1024
-# Set in the scope by the embedded client's in-process transport (nsframe._client.inprocess).
-IN_PROCESS = "nsframe.in_process"
 
 
 def body_timeout(detail: str) -> APIError:
