@@ -62,16 +62,16 @@ HEALTHCHECK_SECONDS = 30
 # How long past its drain delay and graceful timeout a stopping worker may take to close
 # its catalogs and exit before the supervisor kills it.
 STOP_MARGIN = 5.0
-# The metrics folders of `nsframe serve`: this prefix, the supervisor's pid, a dash.
-METRICS_PREFIX = "nsframe-metrics-"
+# The folders of `nsframe serve` in shared memory: a prefix, the supervisor's pid, a dash.
+METRICS_PREFIX = "nsframe-metrics-"  # prometheus_client's multiprocess files
+SLOTS_PREFIX = "nsframe-workers-"  # each worker's requests in flight (`_inflight`)
 
 
 def serve_workers(config: ServerConfig, *, host: str, port: int, workers: int,
                   log_level: str) -> int:
     """Serve ``config`` with ``workers`` processes until stopped (SIGINT or SIGTERM);
     the exit status: 1 when workers could not be kept running, else 0."""
-    with tempfile.TemporaryDirectory(prefix="nsframe-workers-", dir=_shared_memory()) as slots, \
-            _metrics_folder(config.metrics):
+    with _own_folder(SLOTS_PREFIX) as slots, _metrics_folder(config.metrics):
         # uvicorn.run() insists on an import string for workers, only so that it can
         # spawn them; a picklable factory does the same without exposing the config (its
         # secrets) through the environment or a file: it travels over the spawn pipe.
@@ -97,18 +97,14 @@ def _metrics_folder(enabled: bool) -> Iterator[None]:
     private folder, and a scrape of any worker adds up all of them (`_http.metrics`).
 
     A new empty folder for every start (a count left by an earlier run would be added
-    in), removed on the way out; the folders of servers that were killed are removed at
-    start. Set in the environment before any worker is spawned: the client library picks
+    in). Set in the environment before any worker is spawned: the client library picks
     its mode as it is imported, in the worker.
     """
     if not enabled:
         yield
         return
     before = os.environ.get(MULTIPROC_ENV)
-    base = _shared_memory()
-    _remove_orphans(Path(base or tempfile.gettempdir()))
-    with tempfile.TemporaryDirectory(prefix=f"{METRICS_PREFIX}{os.getpid()}-",
-                                     dir=base) as folder:
+    with _own_folder(METRICS_PREFIX) as folder:
         os.environ[MULTIPROC_ENV] = folder
         try:
             yield
@@ -119,14 +115,26 @@ def _metrics_folder(enabled: bool) -> Iterator[None]:
                 os.environ[MULTIPROC_ENV] = before
 
 
-def _remove_orphans(base: Path) -> None:
-    """Remove the metrics folders of supervisors that no longer run (SIGKILLed)."""
+@contextlib.contextmanager
+def _own_folder(prefix: str) -> Iterator[str]:
+    """A new folder named ``prefix``, this supervisor's pid and a dash, in shared memory
+    where there is some; removed on the way out. The folders of supervisors that were
+    killed (SIGKILL cleans nothing up) are removed first, or they would pile up in memory."""
+    base = _shared_memory()
+    _remove_orphans(Path(base or tempfile.gettempdir()), prefix)
+    with tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-", dir=base) as folder:
+        yield folder
+
+
+def _remove_orphans(base: Path, prefix: str) -> None:
+    """Remove the ``prefix`` folders of supervisors that no longer run. One named with
+    this process's pid is an orphan too: this supervisor has not made its own yet."""
     if os.name == "nt":  # os.kill(pid, 0) would end the process there, not probe it
         return
-    for folder in base.glob(f"{METRICS_PREFIX}*-*"):
-        pid = folder.name.removeprefix(METRICS_PREFIX).split("-", 1)[0]
+    for folder in base.glob(f"{prefix}*-*"):
+        pid = folder.name.removeprefix(prefix).split("-", 1)[0]
         if pid.isdigit() and folder.is_dir() and folder.stat().st_uid == os.getuid() \
-                and not pid_alive(int(pid)):
+                and (int(pid) == os.getpid() or not pid_alive(int(pid))):
             shutil.rmtree(folder, ignore_errors=True)
 
 

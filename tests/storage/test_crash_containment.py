@@ -224,8 +224,8 @@ def test_a_stop_signal_still_ends_the_server_and_its_workers(
     server.start()
     assert server.proc is not None
     workers = [psutil.Process(pid) for pid in serving_pids(server)]
-    slot_files = [path for pid in serving_pids(server)
-                  for path in Path("/dev/shm").glob(f"nsframe-workers-*/{pid}")]
+    slot_files = [slot_file(worker) for worker in workers]
+    assert all(path.is_file() for path in slot_files)
     try:
         if group:
             os.killpg(server.proc.pid, sig)
@@ -238,6 +238,27 @@ def test_a_stop_signal_still_ends_the_server_and_its_workers(
         assert "ERROR" not in server.log_tail(100)  # no worker reported as crashed
     finally:
         server.kill()
+
+
+def slot_file(worker: psutil.Process) -> Path:
+    """The file in which ``worker`` notes its requests in flight: mapped into its memory."""
+    return next(Path(m.path) for m in worker.memory_maps()
+                if Path(m.path).parent.name.startswith("nsframe-workers-"))
+
+
+def test_a_killed_servers_slot_folder_goes_at_the_next_start(tmp_path: Path) -> None:
+    server = ServerProcess(str(tmp_path / "root"), tmp_path, "killed")
+    server.start()
+    assert server.proc is not None
+    folder = slot_file(psutil.Process(serving_pids(server)[0])).parent
+    assert folder.name.startswith(f"nsframe-workers-{server.proc.pid}-")
+    server.kill()
+    assert folder.is_dir()  # SIGKILL: nothing cleaned up
+    server.start()
+    try:
+        assert not folder.exists()
+    finally:
+        server.stop()
 
 
 def test_workers_that_keep_dying_while_starting_stop_the_server(tmp_path: Path) -> None:
