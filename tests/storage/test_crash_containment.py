@@ -246,17 +246,20 @@ def slot_file(worker: psutil.Process) -> Path:
                 if Path(m.path).parent.name.startswith("nsframe-workers-"))
 
 
-def test_a_killed_servers_slot_folder_goes_at_the_next_start(tmp_path: Path) -> None:
+def test_a_killed_servers_folders_go_at_the_next_start(tmp_path: Path) -> None:
     server = ServerProcess(str(tmp_path / "root"), tmp_path, "killed")
     server.start()
     assert server.proc is not None
-    folder = slot_file(psutil.Process(serving_pids(server)[0])).parent
-    assert folder.name.startswith(f"nsframe-workers-{server.proc.pid}-")
+    worker = psutil.Process(serving_pids(server)[0])
+    slots = slot_file(worker).parent
+    metrics = Path(worker.environ()["PROMETHEUS_MULTIPROC_DIR"])
+    assert slots.name.startswith(f"nsframe-workers-{server.proc.pid}-")
+    assert metrics.name.startswith(f"nsframe-metrics-{server.proc.pid}-")
     server.kill()
-    assert folder.is_dir()  # SIGKILL: nothing cleaned up
+    assert slots.is_dir() and metrics.is_dir()  # SIGKILL: nothing cleaned up
     server.start()
     try:
-        assert not folder.exists()
+        assert not slots.exists() and not metrics.exists()
     finally:
         server.stop()
 

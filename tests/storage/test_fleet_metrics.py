@@ -136,22 +136,6 @@ def test_two_workers_count_into_one_answer(tmp_path: Path) -> None:
     assert not folder.exists()  # removed with the server
 
 
-def test_a_killed_servers_metrics_folder_goes_at_the_next_start(tmp_path: Path) -> None:
-    server = ServerProcess(str(tmp_path / "root"), tmp_path, "killed")
-    server.start()
-    assert server.proc is not None
-    worker = next(w for w in psutil.Process(server.proc.pid).children(recursive=True)
-                  if "spawn_main" in " ".join(w.cmdline()))
-    folder = Path(worker.environ()["PROMETHEUS_MULTIPROC_DIR"])
-    server.kill()
-    assert folder.is_dir()  # SIGKILL: nothing cleaned up
-    server.start()
-    try:
-        assert not folder.exists()
-    finally:
-        server.stop()
-
-
 @pytest.mark.crash
 def test_a_crashed_workers_requests_stay_counted_and_leave_no_one_in_flight(
         tmp_path: Path) -> None:
