@@ -52,6 +52,14 @@ class Limits:
     max_expression_terms: int = setting(
         50_000, kind=_COUNT,
         help="the names and values of one expression, each value of an IN list included")
+    # How many times larger than what they read an expression's growing functions (repeat,
+    # lpad, array_repeat, range, replace, ...) can make a value (`_http.growth`): they are
+    # evaluated for a whole batch at once, unbounded in memory. array_repeat(id, 10^8)
+    # asked for 160 GB and ended the worker with SIGABRT.
+    max_expression_growth: int = setting(
+        100, kind=_COUNT,
+        help="how many times larger the growing functions of one expression (repeat, "
+             "lpad, array_repeat, range, replace, ...) may make a value")
     # Seconds a query, count or scan may run; then it stops with a 400 naming this limit.
     query_timeout: float = setting(
         60.0, kind=_SECONDS,

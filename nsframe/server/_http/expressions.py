@@ -15,7 +15,8 @@ nobody has classified.
 The budget (`Limits`, docs/server.md "Expression limits"): its length in bytes, its depth,
 its longest chain of nested operators (what overflows the stack), its operators of any
 kind and its terms (what takes time), counted by `nsframe._protocol.sql.measure` outside
-quoted text and comments.
+quoted text and comments; and how much larger its growing functions can make a value
+(what takes memory, `growth`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import msgspec.inspect as mi
 
 from nsframe._protocol.sql import measure
 from nsframe.exceptions import InvalidInputError
+from nsframe.server._http.growth import GrowthError, growth
 from nsframe.server._limits import Limits
 
 _MARK = "nsframe.sql"
@@ -75,6 +77,22 @@ def check_expression(sql: str, what: str, limits: Limits) -> None:
             f"The {what} has {shape.terms} names and values; this server takes at most "
             f"{limits.max_expression_terms} in one expression (max_expression_terms): "
             "split the work into several requests (e.g. one IN list per range of keys)."
+        )
+    try:
+        factor, grown = growth(sql)
+    except GrowthError as exc:
+        raise InvalidInputError(
+            f"In the {what}, {exc}: this server counts how much larger such a function "
+            "can make a value before running it (max_expression_growth). Write the size "
+            "as a number, e.g. `lpad(code, 8, '0')`."
+        ) from None
+    if factor > limits.max_expression_growth:
+        raise InvalidInputError(
+            f"The {what} can make a value {factor} times larger than what it reads "
+            f"({', '.join(grown)}; nested and side-by-side calls multiply); this server "
+            f"takes at most {limits.max_expression_growth} (max_expression_growth), as it "
+            "evaluates them for a whole batch of rows at once. Use smaller sizes, or do "
+            "the work on the result in Python."
         )
 
 
