@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nsframe.server._http.errors import error_response
-from nsframe.server._storage.errors import log, unexpected
+from nsframe.server._storage.errors import is_panic, log, unexpected
 
 
 class ErrorGuard:
@@ -44,9 +44,12 @@ class ErrorGuard:
 
         try:
             await self.app(scope, receive, tracked)
-        except Exception as exc:
-            # BaseException (cancellation, KeyboardInterrupt) still propagates: the server
-            # is shutting down, or the task was cancelled because the client is gone.
+        except BaseException as exc:
+            # Other BaseExceptions (cancellation, KeyboardInterrupt) still propagate: the
+            # server is shutting down, or the task was cancelled because the client is
+            # gone. A Rust panic is a BaseException too, and is answered.
+            if not isinstance(exc, Exception) and not is_panic(exc):
+                raise
             if finished:
                 return  # answered (and logged) by the app's own error handler
             if started:

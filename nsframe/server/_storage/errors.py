@@ -117,6 +117,18 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
     text = str(exc)
     lowered = text.lower()
     detail = scrub(text)
+    if is_panic(exc) or _ABORTED.fullmatch(text):
+        # Lance's planner indexes arguments it has not checked: get_field() with none,
+        # CAST(x AS DECIMAL(76, 0)). Only the request's expressions reach it, so the
+        # fault is theirs. A panic in Lance's own threads reaches us as "Task was aborted".
+        what = "a panic in one of its threads" if not is_panic(exc) \
+            else (detail.splitlines() or ["a panic"])[0]
+        return InvalidInputError(
+            f"Lance failed inside its engine on this request ({what}). "
+            "It does so for some expressions it does not check: a function given the "
+            "wrong number or kind of arguments (`get_field()`), or a cast it cannot "
+            "make. Check the functions and casts of the filter or columns."
+        )
     if is_full(exc):
         return storage_full(exc)
     if "ref not found" in lowered or ("does not exist" in lowered and "tag" in lowered):
@@ -236,6 +248,16 @@ def _unknown_column(text: str, columns: Sequence[str] | None) -> str | None:
                                                         if meant else "")
 
 
+_ABORTED = re.compile(r"task was aborted", re.IGNORECASE)
+
+
+def is_panic(exc: BaseException) -> bool:
+    """A Rust panic raised through pyo3 (``pyo3_runtime.PanicException``): a
+    BaseException, so an ``except Exception`` lets it through to the server."""
+    kind = type(exc)
+    return kind.__name__ == "PanicException" and kind.__module__ == "pyo3_runtime"
+
+
 @contextmanager
 def lance_errors(context: str = "",
                  columns: Sequence[str] | Callable[[], Sequence[str]] | None = None
@@ -249,7 +271,9 @@ def lance_errors(context: str = "",
         yield
     except APIError:
         raise
-    except Exception as exc:
+    except BaseException as exc:
+        if not isinstance(exc, Exception) and not is_panic(exc):
+            raise  # cancellation, or the process shutting down
         error = translate(exc, columns() if callable(columns) else columns)
         # The context names what the caller got wrong, so it only prefixes input errors.
         if context and isinstance(error, InvalidInputError):
