@@ -16,8 +16,8 @@ import pyarrow as pa
 import pytest
 import requests
 
-from tests.storage._servers import ServerProcess, cluster
-from tests.support import ARROW_HEADERS, assert_error, ipc_stream
+from tests.storage._servers import ServerProcess, serving_table
+from tests.support import assert_error
 
 TABLE = "p%24t"
 # (route, body): a panic in the planner (the first two), then in Lance's threads.
@@ -32,16 +32,9 @@ PANICS = {
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    tmp = tmp_path_factory.mktemp("panics")
-    with cluster(str(tmp / "root"), 1, tmp) as (one,):
-        assert requests.post(f"{one.url}/v1/namespace/p/create", json={},
-                             timeout=30).status_code == 200
-        body = ipc_stream({"id": [1, 2], "tags": [["a"], ["b"]],
-                           "v": [[0.1, 0.2], [0.3, 0.4]]},
-                          schema=pa.schema([("id", pa.int64()), ("tags", pa.list_(pa.string())),
-                                            ("v", pa.list_(pa.float32(), 2))]))
-        assert requests.post(f"{one.url}/v1/table/{TABLE}/create", data=body,
-                             headers=ARROW_HEADERS, timeout=30).status_code == 200
+    rows = pa.table({"id": [1, 2], "tags": [["a"], ["b"]],
+                     "v": pa.array([[0.1, 0.2], [0.3, 0.4]], pa.list_(pa.float32(), 2))})
+    with serving_table(tmp_path_factory.mktemp("panics"), "p$t", rows) as one:
         yield one
 
 

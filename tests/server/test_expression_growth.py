@@ -19,8 +19,8 @@ import requests
 
 from nsframe.server._http.growth import _NAMES, _STEMS, GrowthError, growth
 from nsframe.server._limits import Limits
-from tests.storage._servers import ServerProcess, cluster
-from tests.support import ARROW_HEADERS, assert_error, ipc_stream
+from tests.storage._servers import ServerProcess, serving_table
+from tests.support import assert_error
 
 ROWS = 10
 TABLE = "g%24t"
@@ -61,18 +61,14 @@ ORDINARY = {
 }
 
 
+def rows(n: int = ROWS) -> pa.Table:
+    return pa.table({"id": pa.array(range(n), pa.int64()), "s": [f"s{i}" for i in range(n)],
+                     "tags": [["a", "b"]] * n})
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    tmp = tmp_path_factory.mktemp("growth")
-    with cluster(str(tmp / "root"), 1, tmp) as (one,):
-        assert requests.post(f"{one.url}/v1/namespace/g/create", json={},
-                             timeout=30).status_code == 200
-        body = ipc_stream({"id": list(range(ROWS)), "s": [f"s{i}" for i in range(ROWS)],
-                           "tags": [["a", "b"]] * ROWS},
-                          schema=pa.schema([("id", pa.int64()), ("s", pa.string()),
-                                            ("tags", pa.list_(pa.string()))]))
-        assert requests.post(f"{one.url}/v1/table/{TABLE}/create", data=body,
-                             headers=ARROW_HEADERS, timeout=30).status_code == 200
+    with serving_table(tmp_path_factory.mktemp("growth"), "g$t", rows()) as one:
         yield one
 
 
@@ -124,17 +120,11 @@ def test_every_member_that_is_sql_is_counted(server: ServerProcess) -> None:
 
 
 def test_the_limit_is_a_setting(tmp_path: Path) -> None:
-    with cluster(str(tmp_path / "root"), 1, tmp_path,
-                 extra_args=["--max-expression-growth", "1000"]) as (one,):
-        url = f"{one.url}/v1/table/g%24t/count_rows"
-        requests.post(f"{one.url}/v1/namespace/g/create", json={}, timeout=30)
-        requests.post(f"{one.url}/v1/table/{TABLE}/create", headers=ARROW_HEADERS,
-                      data=ipc_stream({"s": ["a"]}), timeout=30)
-        allowed = requests.post(url, json={"predicate": "length(lpad(s, 500)) = 500"},
-                                timeout=30)
+    with serving_table(tmp_path, "g$t", rows(1),
+                       extra_args=["--max-expression-growth", "1000"]) as one:
+        allowed = count(one, "length(lpad(s, 500)) = 500")
         assert allowed.status_code == 200 and allowed.json() == 1
-        detail = assert_error(requests.post(url, json={"predicate": "lpad(s, 1001) = ''"},
-                                            timeout=30), 400, 13)["detail"]
+        detail = assert_error(count(one, "lpad(s, 1001) = ''"), 400, 13)["detail"]
         assert "at most 1000 (max_expression_growth)" in detail
 
 

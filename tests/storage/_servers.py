@@ -22,7 +22,10 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
+import pyarrow as pa
 import requests
+
+from tests.support import ARROW_HEADERS, ipc_stream
 
 # The worktree whose nsframe the servers run (tests/storage/ is two levels below it).
 REPO = Path(__file__).resolve().parents[2]
@@ -249,6 +252,21 @@ def cluster(root: str, count: int, log_dir: Path, *, extra_args: Sequence[str] =
     finally:
         for server in servers:
             server.kill()
+
+
+@contextmanager
+def serving_table(tmp: Path, table: str, data: pa.Table, *,
+                  extra_args: Sequence[str] = ()) -> Iterator[ServerProcess]:
+    """One server on a new root under ``tmp``, holding ``table`` (``"ns$name"``, its
+    namespace made too) with ``data``."""
+    namespace, _ = table.split("$")
+    with cluster(str(tmp / "root"), 1, tmp, extra_args=extra_args) as (server,):
+        made = [requests.post(f"{server.url}/v1/namespace/{namespace}/create", json={},
+                              timeout=30),
+                requests.post(f"{server.url}/v1/table/{table.replace('$', '%24')}/create",
+                              data=ipc_stream(data), headers=ARROW_HEADERS, timeout=30)]
+        assert [m.status_code for m in made] == [200, 200], [m.text for m in made]
+        yield server
 
 
 def _kill_leftovers() -> None:  # a last resort, should a fixture never reach its finally
