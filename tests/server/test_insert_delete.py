@@ -454,6 +454,12 @@ def test_delete_without_a_predicate_is_400(
     pytest.param("id = 1 garbage", id="trailing-word"),
     pytest.param("'unterminated", id="unterminated-string"),
     pytest.param("id = 1) OR (true", id="unbalanced-parentheses"),
+    # Found by a fuzz: Lance could not plan these, and they were 500s.
+    pytest.param("[]", id="empty-list"),
+    pytest.param("array_concat()", id="call-without-arguments"),
+    pytest.param("CAST(name AS BOOLEAN)", id="unsupported-cast"),
+    pytest.param("name ->> 'a' IS NULL", id="unsupported-operator"),
+    pytest.param("count(1) > 0", id="aggregate"),
 ])
 def test_delete_invalid_sql_is_400(
     http: requests.Session, base_url: str, table: str, predicate: str

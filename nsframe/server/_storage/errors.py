@@ -228,6 +228,10 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
         or "no field named" in lowered
         or "not found in schema" in lowered
         or "invalid input" in lowered
+        # What Lance's planner cannot make of an expression: `[]`, `count(1) > 0`,
+        # `CAST(ts AS BOOLEAN)` (the read routes got ValueErrors for them; deletes OSErrors).
+        or "compute error" in lowered
+        or "this feature is not implemented" in lowered
         or isinstance(exc, (ValueError, TypeError))
     ):
         return InvalidInputError(detail)
