@@ -460,6 +460,8 @@ def test_delete_without_a_predicate_is_400(
     pytest.param("CAST(name AS BOOLEAN)", id="unsupported-cast"),
     pytest.param("name ->> 'a' IS NULL", id="unsupported-operator"),
     pytest.param("count(1) > 0", id="aggregate"),
+    pytest.param("array_concat() IS NULL", id="function-refusing-its-arguments"),
+    pytest.param("named_struct(NULL) IS NULL", id="struct-without-names"),
 ])
 def test_delete_invalid_sql_is_400(
     http: requests.Session, base_url: str, table: str, predicate: str

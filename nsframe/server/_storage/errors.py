@@ -45,6 +45,11 @@ _FULL = re.compile(r"no space left on device|os error (28|122)\b|storagefull|"
                    r"disk quota exceeded|errno 28\b|errno 122\b")
 # Arrow compute errors of a user's expression evaluated over the rows.
 _EVALUATION = re.compile(r"divide by zero|cast error|arithmetic overflow|overflow error")
+# DataFusion's own "Execution error" inside Lance's (a function's arguments, as in
+# `array_concat()` or `named_struct(NULL)`): never a storage failure, which is an IO or
+# external error there.
+_EXPRESSION_FAILED = re.compile(r"query execution error: (?:error applying filter "
+                                r"expression to batch: )?execution error: ")
 _LANCE_KIND = re.compile(r"^LanceError\(\w+\):\s*")
 # DataFusion's unknown column: "No field named nmae. Did you mean 'name'?" or "No field
 # named zz. Valid fields are id, name, _rowid, ...".
@@ -232,6 +237,7 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
         # `CAST(ts AS BOOLEAN)` (the read routes got ValueErrors for them; deletes OSErrors).
         or "compute error" in lowered
         or "this feature is not implemented" in lowered
+        or _EXPRESSION_FAILED.search(lowered)
         or isinstance(exc, (ValueError, TypeError))
     ):
         return InvalidInputError(detail)
