@@ -195,6 +195,12 @@ def test_column_refusals(http: requests.Session, base_url: str, table: str) -> N
         ("add_columns", {"new_columns": [{"name": "x"}]}, 400, 13),
         ("add_columns", {"new_columns": [{"name": "name", "expression": "1"}]}, 400, 20),
         ("add_columns", {"new_columns": [{"name": "x", "expression": "nope + 1"}]}, 400, 13),
+        # Found by a fuzz; they were 500s.
+        ("add_columns", {"new_columns": [{"name": "x", "expression": "nope"}]}, 400, 13),
+        ("add_columns", {"new_columns": [{"name": "x", "expression": "rtrim(name, 1, 2, 3)"}]},
+         400, 13),
+        ("add_columns", {"new_columns": [{"name": "x", "expression": "name BETWEEN [] AND 1"}]},
+         400, 13),
         ("add_columns", {"new_columns": [{"name": "x", "data_type": {"type": "nope"}}]},
          400, 13),
         ("alter_columns", {"alterations": [{"path": "nope", "rename": "x"}]}, 404, 12),

@@ -230,6 +230,7 @@ def add_columns(ds: LanceDataset, computed: dict[str, str], nulls: list[pa.Field
             "names, or alter the existing columns."
         )
     if computed:
-        ds.add_columns(computed)
+        with lance_errors("A new column's expression is not valid", ds.schema.names):
+            ds.add_columns(computed)
     if nulls:
         ds.add_columns(pa.schema(nulls))

@@ -50,6 +50,7 @@ _EVALUATION = re.compile(r"divide by zero|cast error|arithmetic overflow|overflo
 # external error there.
 _EXPRESSION_FAILED = re.compile(r"query execution error: (?:error applying filter "
                                 r"expression to batch: )?execution error: ")
+_FIELD_NOT_FOUND = re.compile(r"^(?:LanceError\(\w+\):\s*)?Field '([^']*)' not found\.(?:\n|$)")
 _LANCE_KIND = re.compile(r"^LanceError\(\w+\):\s*")
 # DataFusion's unknown column: "No field named nmae. Did you mean 'name'?" or "No field
 # named zz. Valid fields are id, name, _rowid, ...".
@@ -214,6 +215,11 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
             f"{_first_line(detail)}: the change would give two columns one name; choose "
             "another name."
         )
+    field = _FIELD_NOT_FOUND.search(text)
+    if field is not None:  # add_columns's word for a column its expression names
+        name = field.group(1)
+        return InvalidInputError(missing_column(name, list(columns)) if columns
+                                 else f"The column {name} is not in the table.")
     if "no field named" in lowered:
         # DataFusion calls an unknown column in a filter a "Schema error"; it is the
         # expression that is wrong, not the data, so InvalidInput rather than code 20.
@@ -237,6 +243,8 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
         # `CAST(ts AS BOOLEAN)` (the read routes got ValueErrors for them; deletes OSErrors).
         or "compute error" in lowered
         or "this feature is not implemented" in lowered
+        or "error during planning" in lowered  # `rtrim(a, b, c, d)`, in add_columns
+        or "failed to coerce types" in lowered
         or _EXPRESSION_FAILED.search(lowered)
         or isinstance(exc, (ValueError, TypeError))
     ):
