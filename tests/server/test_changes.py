@@ -201,6 +201,8 @@ def test_column_refusals(http: requests.Session, base_url: str, table: str) -> N
          400, 13),
         ("add_columns", {"new_columns": [{"name": "x", "expression": "name BETWEEN [] AND 1"}]},
          400, 13),
+        ("add_columns",
+         {"new_columns": [{"name": "x", "expression": "CAST(0.5 AS DECIMAL(76, 0))"}]}, 400, 13),
         ("add_columns", {"new_columns": [{"name": "x", "data_type": {"type": "nope"}}]},
          400, 13),
         ("alter_columns", {"alterations": [{"path": "nope", "rename": "x"}]}, 404, 12),

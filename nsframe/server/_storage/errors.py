@@ -245,6 +245,7 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
         or "this feature is not implemented" in lowered
         or "error during planning" in lowered  # `rtrim(a, b, c, d)`, in add_columns
         or "failed to coerce types" in lowered
+        or "invalid argument error" in lowered  # Arrow's: `CAST(x AS DECIMAL(76, 0))`
         or _EXPRESSION_FAILED.search(lowered)
         or isinstance(exc, (ValueError, TypeError))
     ):
