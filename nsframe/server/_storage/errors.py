@@ -50,6 +50,8 @@ _EVALUATION = re.compile(r"divide by zero|cast error|arithmetic overflow|overflo
 # external error there.
 _EXPRESSION_FAILED = re.compile(r"query execution error: (?:error applying filter "
                                 r"expression to batch: )?execution error: ")
+# A panic in one of Lance's own threads, as the caller's thread is told of it.
+_ABORTED = re.compile(r"task was aborted", re.IGNORECASE)
 _FIELD_NOT_FOUND = re.compile(r"^(?:LanceError\(\w+\):\s*)?Field '([^']*)' not found\.(?:\n|$)")
 _LANCE_KIND = re.compile(r"^LanceError\(\w+\):\s*")
 # DataFusion's unknown column: "No field named nmae. Did you mean 'name'?" or "No field
@@ -265,9 +267,6 @@ def _unknown_column(text: str, columns: Sequence[str] | None) -> str | None:
         return missing_column(name, list(columns))
     return f"The column {name} is not in the table." + (f" Did you mean {meant!r}?"
                                                         if meant else "")
-
-
-_ABORTED = re.compile(r"task was aborted", re.IGNORECASE)
 
 
 def is_panic(exc: BaseException) -> bool:
