@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nsframe.server._http.errors import error_response
-from nsframe.server._storage.errors import is_panic, log, unexpected
+from nsframe.server._storage.errors import answerable, log, unexpected
 
 
 class ErrorGuard:
@@ -45,10 +45,7 @@ class ErrorGuard:
         try:
             await self.app(scope, receive, tracked)
         except BaseException as exc:
-            # Other BaseExceptions (cancellation, KeyboardInterrupt) still propagate: the
-            # server is shutting down, or the task was cancelled because the client is
-            # gone. A Rust panic is a BaseException too, and is answered.
-            if not isinstance(exc, Exception) and not is_panic(exc):
+            if not answerable(exc):  # cancellation, or the server shutting down
                 raise
             if finished:
                 return  # answered (and logged) by the app's own error handler

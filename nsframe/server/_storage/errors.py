@@ -125,12 +125,13 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
     text = str(exc)
     lowered = text.lower()
     detail = scrub(text)
-    if is_panic(exc) or _ABORTED.fullmatch(text):
+    panic = is_panic(exc)
+    if panic or _ABORTED.fullmatch(text):
         # Lance's planner indexes arguments it has not checked: get_field() with none,
         # CAST(x AS DECIMAL(76, 0)). Only the request's expressions reach it, so the
         # fault is theirs. A panic in Lance's own threads reaches us as "Task was aborted".
-        what = "a panic in one of its threads" if not is_panic(exc) \
-            else (detail.splitlines() or ["a panic"])[0]
+        what = (detail.splitlines() or ["a panic"])[0] if panic \
+            else "a panic in one of its threads"
         return InvalidInputError(
             f"Lance failed inside its engine on this request ({what}). "
             "It does so for some expressions it does not check: a function given the "
@@ -217,12 +218,7 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
             f"{_first_line(detail)}: the change would give two columns one name; choose "
             "another name."
         )
-    field = _FIELD_NOT_FOUND.search(text)
-    if field is not None:  # add_columns's word for a column its expression names
-        name = field.group(1)
-        return InvalidInputError(missing_column(name, list(columns)) if columns
-                                 else f"The column {name} is not in the table.")
-    if "no field named" in lowered:
+    if "no field named" in lowered or _FIELD_NOT_FOUND.search(text):
         # DataFusion calls an unknown column in a filter a "Schema error"; it is the
         # expression that is wrong, not the data, so InvalidInput rather than code 20.
         return InvalidInputError(_unknown_column(text, columns) or detail)
@@ -256,11 +252,13 @@ def translate(exc: BaseException, columns: Sequence[str] | None = None) -> APIEr
 
 
 def _unknown_column(text: str, columns: Sequence[str] | None) -> str | None:
-    """The same detail as every other unknown column's, from DataFusion's message."""
-    found = _NO_FIELD.search(text)
+    """The same detail as every other unknown column's, from DataFusion's message or
+    Lance's (add_columns says "Field 'x' not found.")."""
+    found = _NO_FIELD.search(text) or _FIELD_NOT_FOUND.search(text)
     if found is None:
         return None
-    name, meant, valid = found.group(1), found.group(2), found.group(3)
+    name: str = found.group(1)
+    meant, valid = (*found.groups()[1:], None, None)[:2]
     if columns is None and valid:
         columns = [c for c in valid.split(", ") if not c.startswith("_row")]
     if columns:
@@ -274,6 +272,13 @@ def is_panic(exc: BaseException) -> bool:
     BaseException, so an ``except Exception`` lets it through to the server."""
     kind = type(exc)
     return kind.__name__ == "PanicException" and kind.__module__ == "pyo3_runtime"
+
+
+def answerable(exc: BaseException) -> bool:
+    """Whether the server answers ``exc``: any Exception, and a Rust panic. Other
+    BaseExceptions (cancellation, KeyboardInterrupt) propagate: the server is shutting
+    down, or the task was cancelled because the client is gone."""
+    return isinstance(exc, Exception) or is_panic(exc)
 
 
 @contextmanager
@@ -290,8 +295,8 @@ def lance_errors(context: str = "",
     except APIError:
         raise
     except BaseException as exc:
-        if not isinstance(exc, Exception) and not is_panic(exc):
-            raise  # cancellation, or the process shutting down
+        if not answerable(exc):
+            raise
         error = translate(exc, columns() if callable(columns) else columns)
         # The context names what the caller got wrong, so it only prefixes input errors.
         if context and isinstance(error, InvalidInputError):
