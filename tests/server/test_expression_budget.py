@@ -269,6 +269,20 @@ def test_chains_that_crashed_the_server_are_refused(default_server: ServerProces
     assert_alive(default_server, "ns$t")
 
 
+@pytest.mark.parametrize("route", list(ROUTES_WITH_SQL))
+def test_growth_past_the_limit_is_refused_on_every_route(default_server: ServerProcess,
+                                                        route: str) -> None:
+    # SIGABRT on a count before (160 GB asked for); every route shares the one check.
+    if not default_server.alive:
+        default_server.start()
+    sql = "cardinality(array_repeat(id, 100000000)) > 0"
+    resp = sent(default_server, lambda: _send_sql(default_server.url, route, sql))
+    detail = assert_error(resp, 400, 13)["detail"]
+    assert "max_expression_growth" in detail
+    assert f"at most {Limits().max_expression_growth}" in detail
+    assert_alive(default_server, "ns$t")
+
+
 # ------------------------------------------------------------------ realistic expressions
 def test_realistic_expressions_near_the_default_limits_still_work(tmp_path: Path) -> None:
     """Long IN lists, a thousand ORs (as `delete_matching` sends for keys of two
